@@ -1,0 +1,1 @@
+# dpl_add_pass_library() (placeholder).

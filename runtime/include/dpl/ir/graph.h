@@ -1,0 +1,179 @@
+// The dataflow IR: value nodes with operands, users and types; functions; modules.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dpl/ir/op_registry.h"
+#include "dpl/ir/types.h"
+
+namespace dpl {
+
+enum class NodeKind : uint8_t {
+  Param,      // function parameter
+  Constant,   // R.const(value, "dtype") — scalar or small literal tensor
+  Call,       // R.op(operands..., attrs...)
+  Tuple,      // (a, b)
+  TupleItem,  // t[i]
+  ShapeLit,   // R.shape([1, 11, 768])
+  FuncCall,   // cls.fn(args...) — a call of another function of the module
+};
+
+// The value of a constant node. Values are stored as doubles (exact for every float32/float16 value and for
+// integers up to 2^53); `shape` is empty for a scalar.
+struct Literal {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+
+  bool is_scalar() const { return shape.empty() && values.size() == 1; }
+  bool operator==(const Literal&) const = default;
+};
+
+class Function;
+
+// A value in the graph. Binding names are labels: patterns match across them.
+class Node {
+ public:
+  NodeKind kind() const { return kind_; }
+  bool is_call() const { return kind_ == NodeKind::Call; }
+  bool is_call_of(OpId op) const { return kind_ == NodeKind::Call && op_ == op; }
+  OpId op() const { return op_; }  // Call only
+  TypeRef type() const { return type_; }
+  uint32_t id() const { return id_; }  // unique within its function, in creation order
+
+  std::span<Node* const> operands() const { return operands_; }
+  Node* operand(size_t i) const { return operands_[i]; }
+  size_t num_operands() const { return operands_.size(); }
+
+  // One entry per use: `add(x, x)` appears twice in x's users.
+  std::span<Node* const> users() const { return users_; }
+  size_t num_users() const { return users_.size(); }
+
+  const AttrList& attrs() const { return attrs_; }  // Call: one value per AttrSpec of the op
+  const AttrValue& attr(size_t i) const { return attrs_[i]; }
+
+  const std::string& name() const { return name_; }  // binding or parameter name; may be empty
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  const Literal& literal() const { return literal_; }  // Constant only
+  int64_t index() const { return index_; }             // TupleItem only
+  std::span<const Dim> shape_value() const { return shape_value_; }  // ShapeLit only
+  const std::string& callee() const { return callee_; }              // FuncCall only
+
+  bool is_dead() const { return dead_; }
+
+ private:
+  friend class Function;
+  Node() = default;
+
+  NodeKind kind_ = NodeKind::Param;
+  OpId op_ = 0;
+  bool dead_ = false;
+  uint32_t id_ = 0;
+  TypeRef type_ = nullptr;
+  std::vector<Node*> operands_;
+  std::vector<Node*> users_;
+  AttrList attrs_;
+  std::string name_;
+  Literal literal_;
+  int64_t index_ = 0;
+  std::vector<Dim> shape_value_;
+  std::string callee_;
+};
+
+// A function attribute from `R.func_attr({...})`: "Composite" -> "ccompiler.add", "Primitive" -> True.
+using FuncAttr = std::pair<std::string, AttrValue>;
+
+// A function: parameters, a graph of nodes in topological order, and one output value.
+class Function {
+ public:
+  explicit Function(std::string name);
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // --- construction (each returns the new node; calls infer their type from the op registry) ---
+  Node* add_param(std::string name, TypeRef type);
+  Node* add_constant(Literal literal);  // type: tensor of literal.dtype and literal.shape
+  // Infers the type; on failure returns nullptr, sets `error` and adds nothing.
+  Node* add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
+  Node* add_tuple(std::span<Node* const> fields);
+  // Fails (nullptr + error) when `tuple` is not a tuple or the index is out of range.
+  Node* add_tuple_item(Node* tuple, int64_t index, std::string& error);
+  Node* add_shape(std::vector<Dim> dims);
+  Node* add_func_call(std::string callee, std::span<Node* const> args, TypeRef result_type);
+
+  void set_output(Node* output);
+  Node* output() const { return output_; }
+  std::span<Node* const> params() const { return params_; }
+
+  // Nodes in topological order (operands before users), parameters first. Valid after construction and after
+  // compact(); rewrites append new nodes at the end until the next compact().
+  const std::vector<Node*>& nodes() const { return order_; }
+  size_t num_live_nodes() const;
+
+  // --- mutation ---
+  // Redirects every use of `old_value` (and the function output) to `replacement`.
+  void replace_all_uses(Node* old_value, Node* replacement);
+  // Removes nodes that the output does not depend on (parameters stay) and rebuilds a topological order that
+  // keeps the existing relative order where it can.
+  void compact();
+
+  // --- function-level metadata ---
+  std::vector<FuncAttr>& attrs() { return attrs_; }
+  const std::vector<FuncAttr>& attrs() const { return attrs_; }
+  const AttrValue* find_attr(std::string_view key) const;
+  bool is_private() const { return private_; }
+  void set_private(bool value) { private_ = value; }
+  // Printed inside `with R.dataflow():` (TVM's form for graph-level functions).
+  bool has_dataflow_block() const { return dataflow_; }
+  void set_dataflow_block(bool value) { dataflow_ = value; }
+  // The declared return type (the output's type unless the text said otherwise).
+  TypeRef return_type() const;
+
+ private:
+  Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
+
+  std::string name_;
+  std::deque<Node> arena_;  // stable addresses
+  std::vector<Node*> params_;
+  std::vector<Node*> order_;
+  Node* output_ = nullptr;
+  std::vector<FuncAttr> attrs_;
+  bool private_ = false;
+  bool dataflow_ = true;
+  uint32_t next_id_ = 0;
+};
+
+// A module: several functions (`@I.ir_module class Module:`), e.g. `main` plus composite functions.
+class Module {
+ public:
+  Function& add_function(std::string name);
+  Function* find(std::string_view name);
+  const Function* find(std::string_view name) const;
+  std::span<const std::unique_ptr<Function>> functions() const { return functions_; }
+  // A name not yet used by any function, derived from `base` ("fused_add_subtract", "..._1", ...).
+  std::string unique_function_name(std::string_view base) const;
+
+  // True when the text was an `@I.ir_module class`; a lone `@R.function` prints as such.
+  bool is_ir_module() const { return ir_module_; }
+  void set_ir_module(bool value) { ir_module_ = value; }
+  const std::string& class_name() const { return class_name_; }
+  void set_class_name(std::string name) { class_name_ = std::move(name); }
+
+ private:
+  std::vector<std::unique_ptr<Function>> functions_;
+  bool ir_module_ = false;
+  std::string class_name_ = "Module";
+};
+
+}  // namespace dpl

@@ -1,0 +1,109 @@
+// The op registry: one source of truth for op names, arity, attributes, traits and type inference.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "dpl/ir/types.h"
+
+namespace dpl {
+
+class Node;
+using OpId = uint16_t;
+
+// Built-in op ids, in ops.def order: dpl::op::add, dpl::op::nn_softmax, ...
+namespace op {
+enum : OpId {
+#define DPL_OP(ident, name) ident,
+#include "dpl/ir/ops.def"
+#undef DPL_OP
+  kNumBuiltinOps
+};
+}  // namespace op
+
+// An attribute value. `None` (TVMScript `None`) is monostate; dtypes and layouts are strings;
+// `axes=[1, 0]` is an int list; `min=0.0` a double.
+using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>>;
+using AttrList = std::vector<AttrValue>;  // one value per AttrSpec of the op, in schema order
+
+enum class AttrKind : uint8_t {
+  Bool,
+  Int,
+  Float,
+  String,
+  DType,      // string holding a dtype name or "void"
+  IntList,
+  OptInt,     // int or None
+  OptFloat,   // double or None
+  OptIntList, // int list or None (permute_dims axes=None)
+  IntOrIntList,  // split's indices_or_sections
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  AttrValue default_value;
+};
+
+enum OpTrait : uint32_t {
+  kCommutative = 1u << 0,
+  kElementwise = 1u << 1,  // same-shape pointwise
+  kBroadcast = 1u << 2,    // pointwise with numpy broadcasting
+  kInjective = 1u << 3,    // layout / data movement
+  kReduction = 1u << 4,
+  kOpaque = 1u << 5,       // anything else (matmul, conv, softmax, ...)
+};
+
+// What type inference sees: the operand nodes (their types, and literal values such as `R.shape([...])`)
+// and the op's full attribute list.
+struct InferInput {
+  std::span<Node* const> operands;
+  const AttrList& attrs;
+};
+// Returns the result type, or nullptr with `error` set ("matmul: inner dimensions 64 and 32 differ").
+using InferFn = TypeRef (*)(const InferInput& input, std::string& error);
+
+struct OpInfo {
+  OpId id = 0;
+  std::string name;  // as written after `R.`: "add", "nn.softmax"
+  int min_operands = 0;
+  int max_operands = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  uint32_t traits = 0;
+  InferFn infer = nullptr;
+
+  bool has(OpTrait trait) const { return (traits & trait) != 0; }
+  int attr_index(std::string_view attr_name) const;  // -1 when absent
+  AttrList default_attrs() const;
+  std::string qualified_name() const { return "relax." + name; }
+};
+
+class OpRegistry {
+ public:
+  // The process-wide registry, with every built-in op registered.
+  static OpRegistry& global();
+
+  const OpInfo& get(OpId id) const { return ops_[id]; }
+  // Accepts "add", "R.add", "relax.add", "nn.softmax", "R.nn.softmax", "relax.nn.softmax".
+  const OpInfo* find(std::string_view name) const;
+  // Registers a user op (declared in a .dpl file or by a program); returns its id, or the existing id when an
+  // op of that name with the same signature is already registered.
+  OpId add(OpInfo info);
+  size_t size() const { return ops_.size(); }
+
+ private:
+  OpRegistry();
+  std::vector<OpInfo> ops_;
+};
+
+// Checks `value` against `kind` (an int is accepted where a float is expected and is converted).
+bool attr_matches_kind(AttrKind kind, AttrValue& value);
+std::string_view attr_kind_name(AttrKind kind);
+// TVMScript spelling of an attribute value: `[1, 0]`, `"float32"`, `-1`, `True`, `None`, `1e-05`.
+std::string attr_value_str(const AttrValue& value);
+
+}  // namespace dpl
