@@ -1,1 +1,282 @@
-// Placeholder: to be implemented.
+// IR types: dtype names, interned dimension symbols and the global hash-consing table of types.
+#include "dpl/ir/types.h"
+
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace dpl {
+
+namespace {
+
+struct DTypeName {
+  DType dtype;
+  std::string_view name;
+};
+
+constexpr DTypeName kDTypeNames[] = {
+    {DType::Bool, "bool"},       {DType::Int8, "int8"},       {DType::Int16, "int16"},
+    {DType::Int32, "int32"},     {DType::Int64, "int64"},     {DType::UInt8, "uint8"},
+    {DType::Float16, "float16"}, {DType::BFloat16, "bfloat16"}, {DType::Float32, "float32"},
+    {DType::Float64, "float64"},
+};
+
+}  // namespace
+
+std::string_view dtype_name(DType dtype) {
+  for (const DTypeName& entry : kDTypeNames)
+    if (entry.dtype == dtype) return entry.name;
+  return "";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const DTypeName& entry : kDTypeNames)
+    if (entry.name == name) return entry.dtype;
+  return std::nullopt;
+}
+
+bool is_float(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 ||
+         dtype == DType::Float64;
+}
+
+bool is_integer(DType dtype) {
+  return dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::Int64 ||
+         dtype == DType::UInt8;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Dimension symbols: interned by name; symbol 0 is reserved for reshape's inferred extent "-1".
+
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
+class SymbolTable {
+ public:
+  SymbolTable() { intern("-1"); }
+
+  int64_t intern(std::string_view name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    int64_t id = static_cast<int64_t>(names_.size());
+    names_.emplace_back(name);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+
+  std::string_view name(int64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (id < 0 || static_cast<size_t>(id) >= names_.size()) return "?";
+    return names_[static_cast<size_t>(id)];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::string> names_;  // stable storage for the returned views
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> ids_;
+};
+
+SymbolTable& symbols() {
+  static SymbolTable table;
+  return table;
+}
+
+}  // namespace
+
+Dim Dim::symbol(std::string_view name) { return Dim(-(symbols().intern(name) + 1)); }
+
+std::string_view Dim::symbol_name() const { return symbols().name(-value_ - 1); }
+
+// ---------------------------------------------------------------------------------------------------------
+// The interning table: a set of Type pointers that can be probed with a not-yet-built key.
+
+namespace {
+
+struct TypeKey {
+  TypeKind kind;
+  DType dtype;
+  int rank;
+  bool has_shape;
+  std::span<const Dim> dims;
+  std::span<const TypeRef> fields;
+};
+
+TypeKey key_of(const Type& type) {
+  return TypeKey{type.kind(), type.dtype(), type.rank(), type.has_shape(), type.dims(), type.fields()};
+}
+
+size_t hash_key(const TypeKey& key) {
+  size_t hash = static_cast<size_t>(key.kind) * 0x9E3779B97F4A7C15ull;
+  auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001B3ull + (hash >> 29); };
+  mix(static_cast<uint64_t>(key.dtype));
+  mix(static_cast<uint64_t>(static_cast<int64_t>(key.rank)));
+  mix(key.has_shape ? 1 : 0);
+  for (const Dim& dim : key.dims) mix(static_cast<uint64_t>(dim.raw()));
+  for (TypeRef field : key.fields) mix(reinterpret_cast<uintptr_t>(field));
+  return hash;
+}
+
+bool keys_equal(const TypeKey& a, const TypeKey& b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.rank == b.rank && a.has_shape == b.has_shape &&
+         std::equal(a.dims.begin(), a.dims.end(), b.dims.begin(), b.dims.end()) &&
+         std::equal(a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end());
+}
+
+struct TypeHash {
+  using is_transparent = void;
+  size_t operator()(const TypeKey& key) const { return hash_key(key); }
+  size_t operator()(TypeRef type) const { return hash_key(key_of(*type)); }
+};
+
+struct TypeEqual {
+  using is_transparent = void;
+  static TypeKey key(const TypeKey& key) { return key; }
+  static TypeKey key(TypeRef type) { return key_of(*type); }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return keys_equal(key(a), key(b));
+  }
+};
+
+class TypeTable {
+ public:
+  TypeRef intern(const TypeKey& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = set_.find(key);
+    if (it != set_.end()) return *it;
+    const Type& type = storage_.emplace_back(key.kind, key.dtype, key.rank, key.has_shape,
+                                             std::vector<Dim>(key.dims.begin(), key.dims.end()),
+                                             std::vector<TypeRef>(key.fields.begin(), key.fields.end()));
+    set_.insert(&type);
+    return &type;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<Type> storage_;
+  std::unordered_set<TypeRef, TypeHash, TypeEqual> set_;
+};
+
+TypeTable& type_table() {
+  static TypeTable table;
+  return table;
+}
+
+}  // namespace
+
+Type::Type(TypeKind kind, DType dtype, int rank, bool has_shape, std::vector<Dim> dims, std::vector<TypeRef> fields)
+    : kind_(kind), dtype_(dtype), rank_(rank), has_shape_(has_shape), dims_(std::move(dims)),
+      fields_(std::move(fields)) {}
+
+TypeRef Type::unknown() {
+  static TypeRef type = type_table().intern(TypeKey{TypeKind::Unknown, DType::Unknown, -1, false, {}, {}});
+  return type;
+}
+
+TypeRef Type::object() {
+  static TypeRef type = type_table().intern(TypeKey{TypeKind::Object, DType::Unknown, -1, false, {}, {}});
+  return type;
+}
+
+TypeRef Type::tensor(DType dtype, std::span<const Dim> dims) {
+  return type_table().intern(TypeKey{TypeKind::Tensor, dtype, static_cast<int>(dims.size()), true, dims, {}});
+}
+
+TypeRef Type::tensor_of_rank(DType dtype, int rank) {
+  return type_table().intern(TypeKey{TypeKind::Tensor, dtype, rank < 0 ? -1 : rank, false, {}, {}});
+}
+
+TypeRef Type::tuple(std::span<const TypeRef> fields) {
+  return type_table().intern(
+      TypeKey{TypeKind::Tuple, DType::Unknown, static_cast<int>(fields.size()), false, {}, fields});
+}
+
+TypeRef Type::shape(int rank) {
+  return type_table().intern(TypeKey{TypeKind::Shape, DType::Unknown, rank < 0 ? -1 : rank, false, {}, {}});
+}
+
+int64_t Type::static_num_elements() const {
+  if (kind_ != TypeKind::Tensor || !has_shape_) return -1;
+  int64_t count = 1;
+  for (const Dim& dim : dims_) {
+    if (!dim.is_static()) return -1;
+    count *= dim.extent();
+  }
+  return count;
+}
+
+namespace {
+
+void append_dim(std::string& out, const Dim& dim) {
+  if (dim.is_static())
+    out += std::to_string(dim.extent());
+  else
+    out += dim.symbol_name();
+}
+
+void append_type(std::string& out, const Type& type) {
+  switch (type.kind()) {
+    case TypeKind::Unknown:
+    case TypeKind::Object:
+      out += "R.Object";
+      return;
+    case TypeKind::Shape:
+      out += "R.Shape(ndim=" + std::to_string(type.rank()) + ")";
+      return;
+    case TypeKind::Tuple:
+      out += "R.Tuple";
+      if (type.fields().empty()) return;
+      out += '(';
+      for (size_t i = 0; i < type.fields().size(); ++i) {
+        if (i > 0) out += ", ";
+        append_type(out, *type.fields()[i]);
+      }
+      out += ')';
+      return;
+    case TypeKind::Tensor: {
+      // TVM's order: the shape, then dtype, then ndim (only when the shape is unknown).
+      std::string args;
+      if (type.has_shape()) args += dims_str(type.dims());
+      if (type.dtype() != DType::Unknown) {
+        if (!args.empty()) args += ", ";
+        args += "dtype=\"";
+        args += dtype_name(type.dtype());
+        args += '"';
+      }
+      if (!type.has_shape() && type.rank() >= 0) {
+        if (!args.empty()) args += ", ";
+        args += "ndim=" + std::to_string(type.rank());
+      }
+      out += "R.Tensor";
+      if (!args.empty()) out += "(" + args + ")";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string dims_str(std::span<const Dim> dims) {
+  std::string out = "(";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ", ";
+    append_dim(out, dims[i]);
+  }
+  if (dims.size() == 1) out += ',';
+  return out + ")";
+}
+
+std::string Type::str() const {
+  std::string out;
+  append_type(out, *this);
+  return out;
+}
+
+}  // namespace dpl

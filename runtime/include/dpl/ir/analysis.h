@@ -19,8 +19,9 @@ struct EqualityResult {
 EqualityResult structurally_equal(const Function& a, const Function& b);
 EqualityResult structurally_equal(const Module& a, const Module& b);
 
-// Checks invariants: operands precede users in nodes(), use lists mirror operand lists exactly, no live node
-// uses a dead one, every call's type equals what the registry infers, the output is live.
+// Checks invariants: operands precede users in nodes() (while Function::order_is_topological(); between a
+// rewrite and the next compact() the graph must still be acyclic), use lists mirror operand lists exactly, no
+// live node uses a dead one, every call's type equals what the registry infers, the output is live.
 // Returns an empty string when well-formed, else a description of the first violation.
 std::string verify(const Function& function);
 std::string verify(const Module& module);

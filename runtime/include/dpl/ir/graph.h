@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -104,7 +103,8 @@ class Function {
   // --- construction (each returns the new node; calls infer their type from the op registry) ---
   Node* add_param(std::string name, TypeRef type);
   Node* add_constant(Literal literal);  // type: tensor of literal.dtype and literal.shape
-  // Infers the type; on failure returns nullptr, sets `error` and adds nothing.
+  // Checks arity and attribute kinds and infers the type; on failure returns nullptr, sets `error` and adds
+  // nothing. An empty `attrs` stands for the op's defaults.
   Node* add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
   Node* add_tuple(std::span<Node* const> fields);
   // Fails (nullptr + error) when `tuple` is not a tuple or the index is out of range.
@@ -119,11 +119,20 @@ class Function {
   // Nodes in topological order (operands before users), parameters first. Valid after construction and after
   // compact(); rewrites append new nodes at the end until the next compact().
   const std::vector<Node*>& nodes() const { return order_; }
+  // False once replace_all_uses() may have made a node use one listed after it; compact() restores the order.
+  bool order_is_topological() const { return !order_stale_; }
   size_t num_live_nodes() const;
+  // Every node id of this function is below this bound (for side tables indexed by Node::id()).
+  uint32_t node_id_bound() const { return next_id_; }
 
   // --- mutation ---
-  // Redirects every use of `old_value` (and the function output) to `replacement`.
+  // Redirects every use of `old_value` (and the function output) to `replacement`. Uses by `replacement`
+  // itself stay, so `replace_all_uses(x, relu(x))` inserts the relu after x instead of making a cycle.
   void replace_all_uses(Node* old_value, Node* replacement);
+  // Removes `node` if nothing uses it (and it is neither a parameter nor the output), then every operand that
+  // becomes unused the same way. Removed nodes are marked dead and leave their operands' use lists at once;
+  // they stay in nodes() until the next compact(). Returns how many nodes were removed.
+  size_t erase_unused(Node* node);
   // Removes nodes that the output does not depend on (parameters stay) and rebuilds a topological order that
   // keeps the existing relative order where it can.
   void compact();
@@ -139,15 +148,22 @@ class Function {
   void set_dataflow_block(bool value) { dataflow_ = value; }
   // The declared return type (the output's type unless the text said otherwise).
   TypeRef return_type() const;
+  void set_return_type(TypeRef type) { declared_return_type_ = type; }  // nullptr: the output's type
 
  private:
   Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
 
   std::string name_;
-  std::deque<Node> arena_;  // stable addresses
+  // Nodes live in fixed-size blocks: stable addresses, one allocation per kArenaBlock nodes.
+  static constexpr size_t kArenaBlock = 512;
+  std::vector<std::unique_ptr<Node[]>> arena_;
+  size_t arena_used_ = kArenaBlock;  // nodes taken from the last block
   std::vector<Node*> params_;
   std::vector<Node*> order_;
   Node* output_ = nullptr;
+  TypeRef declared_return_type_ = nullptr;
+  size_t dead_in_order_ = 0;  // nodes erase_unused() removed that nodes() still lists
+  bool order_stale_ = false;
   std::vector<FuncAttr> attrs_;
   bool private_ = false;
   bool dataflow_ = true;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -41,6 +43,7 @@ enum class AttrKind : uint8_t {
   OptFloat,   // double or None
   OptIntList, // int list or None (permute_dims axes=None)
   IntOrIntList,  // split's indices_or_sections
+  OptString,  // string or None (conv2d out_layout=None means "same as data_layout")
 };
 
 struct AttrSpec {
@@ -91,13 +94,19 @@ class OpRegistry {
   // Accepts "add", "R.add", "relax.add", "nn.softmax", "R.nn.softmax", "relax.nn.softmax".
   const OpInfo* find(std::string_view name) const;
   // Registers a user op (declared in a .dpl file or by a program); returns its id, or the existing id when an
-  // op of that name with the same signature is already registered.
+  // op of that name with the same signature is already registered. Throws std::invalid_argument when the name
+  // is taken by an op with a different signature (check with find() first).
   OpId add(OpInfo info);
   size_t size() const { return ops_.size(); }
 
  private:
   OpRegistry();
   std::vector<OpInfo> ops_;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+  };
+  std::unordered_map<std::string, OpId, NameHash, std::equal_to<>> by_name_;  // name as written after `R.`
 };
 
 // Checks `value` against `kind` (an int is accepted where a float is expected and is converted).

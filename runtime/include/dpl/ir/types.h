@@ -34,6 +34,10 @@ class Dim {
  public:
   static Dim fixed(int64_t extent) { return Dim(extent); }
   static Dim symbol(std::string_view name);
+  // The `-1` of `R.shape([-1, 768])` as reshape's operand: an extent that reshape infers. It is the reserved
+  // symbol named "-1" (so `Dim::fixed(-1) == Dim::inferred()`), never a static extent.
+  static Dim inferred() { return Dim(-1); }
+  bool is_inferred() const { return value_ == -1; }
 
   bool is_static() const { return value_ >= 0; }
   int64_t extent() const { return value_; }  // only when is_static()
@@ -46,6 +50,9 @@ class Dim {
   explicit Dim(int64_t value) : value_(value) {}
   int64_t value_;  // >= 0: extent; < 0: -(symbol id + 1)
 };
+
+// Python tuple spelling of a shape: `(16, 16)`, `(1024,)`, `()`, `(n, 4)`.
+std::string dims_str(std::span<const Dim> dims);
 
 enum class TypeKind : uint8_t {
   Unknown,  // nothing known (reader before inference, opaque results)

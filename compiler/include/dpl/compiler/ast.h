@@ -1,0 +1,284 @@
+// The syntax tree of a .dpl file: passes, rules, patterns (left-hand sides) and expressions (guards, right-hand
+// sides). The parser builds it; sema resolves ops, attributes and variables in place; the emitter reads it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "dpl/ir/op_registry.h"
+#include "dpl/ir/types.h"
+#include "dpl/support/diagnostics.h"
+
+namespace dpl::compiler {
+
+struct Pattern;
+using PatternPtr = std::unique_ptr<Pattern>;
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+// An op as written (`add`, `nn.softmax`, `R.nn.softmax`); sema fills in `id`.
+struct OpName {
+  std::string text;
+  SourceLoc loc;
+  OpId id = 0;
+};
+
+// --- patterns --------------------------------------------------------------------------------------------------
+
+// `_`: matches any value.
+struct WildcardPattern {};
+
+// `x`: binds on first use; a later use must be the same value (the same node).
+struct VarPattern {
+  std::string name;
+};
+
+// `name: pattern`: matches `pattern` and binds the matched value to `name`.
+struct BindPattern {
+  std::string name;
+  SourceLoc name_loc;
+  PatternPtr inner;
+};
+
+// A keyword attribute inside a call pattern: `axis=-1` (a literal the attribute must equal) or `axis=a` (a
+// capture binding the attribute's value to `a`).
+struct PatternAttr {
+  std::string name;
+  SourceLoc loc;          // the attribute name
+  SourceLoc value_loc;
+  std::optional<AttrValue> literal;
+  std::string capture;    // when not a literal
+  int index = -1;         // sema: position in the op's attribute list
+};
+
+// `add(x, y)`, `(op: add | multiply)(x, c)`, `nn.relu?(x)`.
+struct CallPattern {
+  std::vector<OpName> ops;  // one, or the alternatives of `(add | multiply)(...)`
+  std::string op_var;       // `op` in `(op: add | multiply)(...)`; empty when absent
+  SourceLoc op_var_loc;
+  bool optional = false;    // `nn.relu?(x)`: the call or its single operand
+  std::vector<PatternPtr> operands;
+  std::vector<PatternAttr> attrs;
+};
+
+// `const` (any constant), `const(2.0)` (a scalar with that value), `const(2.0, float16)` (and that dtype).
+struct ConstPattern {
+  std::optional<double> value;
+  bool integer_value = false;  // written without a fraction: `const(2)` matches integer and float constants
+  std::optional<DType> dtype;
+};
+
+// One dimension of a type pattern: `_` (any), `4` (that extent), or `n` (a dimension variable: bound on first
+// use, a later use must be the same dimension, static or symbolic).
+struct DimPattern {
+  enum class Kind : uint8_t { Any, Fixed, Var };
+  Kind kind = Kind::Any;
+  int64_t extent = 0;
+  std::string name;
+  SourceLoc loc;
+  bool operator==(const DimPattern& other) const {
+    return kind == other.kind && extent == other.extent && name == other.name;
+  }
+};
+
+// `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`: any value of a tensor type that fits.
+struct TypePattern {
+  std::optional<std::vector<DimPattern>> shape;  // absent: any rank
+  std::optional<DType> dtype;                    // absent: any dtype
+};
+
+// `t[0]`: a tuple item with that index (`t[_]`: any index) whose tuple matches `tuple`.
+struct ItemPattern {
+  PatternPtr tuple;
+  std::optional<int64_t> index;
+};
+
+// `(p, q)`: a tuple of exactly that many fields, each matching its pattern.
+struct TuplePattern {
+  std::vector<PatternPtr> fields;
+};
+
+// `p | q`: the first alternative that matches.
+struct AltPattern {
+  std::vector<PatternPtr> alternatives;
+};
+
+struct Pattern {
+  SourceLoc loc;
+  std::variant<WildcardPattern, VarPattern, BindPattern, CallPattern, ConstPattern, AltPattern, TypePattern,
+               ItemPattern, TuplePattern>
+      node;
+};
+
+// --- expressions (right-hand sides, guards, attribute values) -------------------------------------------------
+
+// What an expression denotes; sema fills it in.
+enum class ExprType : uint8_t {
+  Unknown,  // not checked (yet), or in error
+  Value,    // a graph value (a node)
+  Number,   // guards compute in double precision
+  Bool,
+  DType,
+  String,
+  IntList,
+  Attr,     // a captured attribute of a kind not usable as one of the above (compared as a whole)
+  Op,
+};
+
+// A use of a variable bound on the left. In a guard, a name that is not bound and spells a dtype (`float32`)
+// is a dtype literal.
+struct VarExpr {
+  std::string name;
+};
+
+// `x.dtype`, `x.rank`, `x.shape`, `x.uses`, `c.value`.
+struct MemberExpr {
+  ExprPtr object;
+  std::string member;
+  SourceLoc member_loc;
+};
+
+// `x.shape[1]`, `x.shape[-1]`.
+struct IndexExpr {
+  ExprPtr object;
+  ExprPtr index;
+};
+
+enum class UnaryOp : uint8_t { Negate, Not };
+struct UnaryExpr {
+  UnaryOp op;
+  ExprPtr operand;
+};
+
+enum class BinaryOp : uint8_t { Add, Subtract, Multiply, Divide, Equal, NotEqual, Less, LessEqual, Greater,
+                                GreaterEqual, And, Or };
+struct BinaryExpr {
+  BinaryOp op;
+  SourceLoc op_loc;
+  ExprPtr lhs;
+  ExprPtr rhs;
+};
+
+// A keyword attribute of a right-hand-side call: `axis=-1` or `kernel_size=k` (a captured attribute).
+struct ExprAttr {
+  std::string name;
+  SourceLoc loc;
+  ExprPtr value;
+  int index = -1;  // sema: position in the op's attribute list
+};
+
+// `multiply(x, c)` or `op(x, c)` where `op` is an op variable bound on the left.
+struct CallExpr {
+  OpName op;
+  bool op_is_var = false;  // sema: `op.text` names an op variable
+  std::vector<ExprPtr> operands;
+  std::vector<ExprAttr> attrs;
+};
+
+// `const(2.0)`: a new scalar; without an explicit dtype it takes a sibling operand's dtype (see language.md).
+struct ConstExpr {
+  double value = 0;
+  std::optional<DType> dtype;
+};
+
+// `t[0]` on the right: a new tuple item.
+struct ItemExpr {
+  ExprPtr tuple;
+  int64_t index = 0;
+};
+
+// `(a, b)` on the right: a new tuple.
+struct TupleExpr {
+  std::vector<ExprPtr> fields;
+};
+
+// A literal attribute value: `-1`, `1e-05`, `"NHWC"`, `True`, `None`, `[0, 2, 1, 3]`.
+struct LiteralExpr {
+  AttrValue value;
+};
+
+struct Expr {
+  SourceLoc loc;
+  std::variant<VarExpr, CallExpr, ConstExpr, LiteralExpr, MemberExpr, IndexExpr, UnaryExpr, BinaryExpr, ItemExpr,
+               TupleExpr>
+      node;
+  // Filled in by sema.
+  ExprType type = ExprType::Unknown;
+  std::optional<DType> dtype_literal;  // a VarExpr that names a dtype
+  AttrKind attr_kind = AttrKind::Int;  // a VarExpr naming a captured attribute: the attribute's kind
+};
+
+std::string_view binary_op_spelling(BinaryOp op);
+
+// --- declarations ----------------------------------------------------------------------------------------------
+
+struct Rule {
+  std::string name;
+  SourceLoc name_loc;
+  PatternPtr lhs;
+  ExprPtr guard;  // `where ...`; may be null
+  ExprPtr rhs;
+};
+
+struct Pass {
+  std::string name;
+  SourceLoc name_loc;
+  std::string description;
+  bool implicit = false;  // the rules written outside any `pass` block, named after the file stem
+  std::vector<Rule> rules;
+};
+
+// `pattern to_bsh(t) = reshape(permute_dims(t, axes=[0, 2, 1, 3]), _);`: a named, parameterised pattern. A use
+// `to_bsh(q)` stands for the body with each parameter replaced by the argument pattern.
+struct PatternMacro {
+  std::string name;
+  SourceLoc name_loc;
+  std::vector<std::string> params;
+  std::vector<SourceLoc> param_locs;
+  PatternPtr body;
+};
+
+// `import "common.dpl";`: makes the pattern declarations of another file usable here.
+struct Import {
+  std::string path;  // as written, relative to the importing file's directory
+  SourceLoc loc;
+};
+
+struct AstFile {
+  const SourceFile* source = nullptr;
+  std::string basename;  // "arith.dpl": what generated code and diagnostics-free output mention
+  std::string stem;      // "arith"
+  std::vector<Pass> passes;
+  std::vector<PatternMacro> macros;
+  std::vector<Import> imports;
+};
+
+// The file's base name and its stem turned into an identifier (`my-rules.dpl` -> `my_rules`).
+std::string path_basename(const std::string& path);
+std::string identifier_stem(const std::string& path);
+
+// The shortest spelling that reads back as the same double, always with a `.` or an exponent: `2.0`, `1e-05`.
+std::string format_double(double value);
+
+// Deep copy (alternatives are expanded by copying).
+PatternPtr clone(const Pattern& pattern);
+// Same structure, ops, names and literals (locations ignored).
+bool same_pattern(const Pattern& a, const Pattern& b);
+
+// How many alternative-free patterns `pattern` stands for: the product over `|`, op alternatives and `?`
+// (saturating at `limit + 1`).
+size_t count_alternatives(const Pattern& pattern, size_t limit);
+// The alternative-free patterns `pattern` stands for, in priority order (left alternative first; for `op?(p)`
+// the op first). In each, every call has one op, no call is optional, and there is no `|`.
+std::vector<PatternPtr> expand_alternatives(const Pattern& pattern);
+
+// Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
+std::string to_string(const Pattern& pattern);
+std::string to_string(const Expr& expr);
+// An indented tree of the whole file, for `dplc --emit=ast`.
+std::string dump_ast(const AstFile& file);
+
+}  // namespace dpl::compiler

@@ -1,0 +1,27 @@
+// C++ emitter: turns a checked AST into the generated `<stem>.dpl.h` / `<stem>.dpl.cpp` pair (design brief §4).
+#pragma once
+
+#include <string>
+
+#include "dpl/compiler/ast.h"
+#include "dpl/ir/op_registry.h"
+
+namespace dpl::compiler {
+
+struct EmitOptions {
+  std::string namespace_name = "dpl_passes";  // may be nested: "my::passes"
+};
+
+struct EmittedCpp {
+  std::string header_name;  // "<stem>.dpl.h"
+  std::string source_name;  // "<stem>.dpl.cpp"
+  std::string header;
+  std::string source;
+};
+
+// `file` must have passed sema. The output depends only on the file's contents, its base name and the options,
+// so it is byte-identical across machines and runs.
+EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options,
+                    const OpRegistry& registry = OpRegistry::global());
+
+}  // namespace dpl::compiler

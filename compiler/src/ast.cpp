@@ -1,0 +1,414 @@
+// AST utilities: file names, copying and comparing patterns, and printing patterns, expressions and whole files.
+#include "dpl/compiler/ast.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+namespace dpl::compiler {
+
+namespace {
+
+// Lets std::visit take a set of lambdas.
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string op_names(const CallPattern& call) {
+  std::vector<std::string> names;
+  for (const OpName& op : call.ops) names.push_back(op.text);
+  std::string callee = join(names, " | ");
+  if (!call.op_var.empty()) return "(" + call.op_var + ": " + callee + ")";
+  if (call.ops.size() > 1) return "(" + callee + ")";
+  return callee;
+}
+
+std::string const_args(std::optional<double> value, bool integer_value, std::optional<DType> dtype) {
+  std::vector<std::string> args;
+  if (value) args.push_back(integer_value ? fmt::format("{}", static_cast<int64_t>(*value)) : format_double(*value));
+  if (dtype) args.push_back(std::string(dtype_name(*dtype)));
+  return args.empty() ? "const" : "const(" + join(args, ", ") + ")";
+}
+
+std::string type_pattern_str(const TypePattern& type) {
+  std::vector<std::string> parts;
+  if (type.shape) {
+    std::vector<std::string> dims;
+    for (const DimPattern& dim : *type.shape) {
+      dims.push_back(dim.kind == DimPattern::Kind::Any     ? "_"
+                     : dim.kind == DimPattern::Kind::Fixed ? std::to_string(dim.extent)
+                                                           : dim.name);
+    }
+    parts.push_back("(" + join(dims, ", ") + (dims.size() == 1 ? ",)" : ")"));
+  } else if (type.dtype) {
+    parts.push_back("_");
+  }
+  if (type.dtype) parts.push_back(std::string(dtype_name(*type.dtype)));
+  return "Tensor[" + join(parts, ", ") + "]";
+}
+
+}  // namespace
+
+std::string format_double(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // `n`: inf and nan stay as they are
+  return text;
+}
+
+std::string path_basename(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+std::string identifier_stem(const std::string& path) {
+  std::string stem = std::filesystem::path(path).filename().string();
+  if (size_t dot = stem.find('.'); dot != std::string::npos) stem.resize(dot);
+  for (char& c : stem) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  if (stem.empty() || std::isdigit(static_cast<unsigned char>(stem[0]))) stem.insert(0, "_");
+  return stem;
+}
+
+PatternPtr clone(const Pattern& pattern) {
+  auto copy = std::make_unique<Pattern>();
+  copy->loc = pattern.loc;
+  copy->node = std::visit(
+      Overloaded{
+          [](const WildcardPattern& p) -> decltype(Pattern::node) { return p; },
+          [](const VarPattern& p) -> decltype(Pattern::node) { return p; },
+          [](const ConstPattern& p) -> decltype(Pattern::node) { return p; },
+          [](const TypePattern& p) -> decltype(Pattern::node) { return p; },
+          [](const BindPattern& p) -> decltype(Pattern::node) {
+            return BindPattern{p.name, p.name_loc, clone(*p.inner)};
+          },
+          [](const CallPattern& p) -> decltype(Pattern::node) {
+            CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs};
+            for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
+            return call;
+          },
+          [](const ItemPattern& p) -> decltype(Pattern::node) { return ItemPattern{clone(*p.tuple), p.index}; },
+          [](const TuplePattern& p) -> decltype(Pattern::node) {
+            TuplePattern tuple;
+            for (const PatternPtr& field : p.fields) tuple.fields.push_back(clone(*field));
+            return tuple;
+          },
+          [](const AltPattern& p) -> decltype(Pattern::node) {
+            AltPattern alt;
+            for (const PatternPtr& alternative : p.alternatives) alt.alternatives.push_back(clone(*alternative));
+            return alt;
+          },
+      },
+      pattern.node);
+  return copy;
+}
+
+bool same_pattern(const Pattern& a, const Pattern& b) {
+  if (a.node.index() != b.node.index()) return false;
+  return std::visit(
+      Overloaded{
+          [](const WildcardPattern&) { return true; },
+          [&](const VarPattern& p) { return p.name == std::get<VarPattern>(b.node).name; },
+          [&](const ConstPattern& p) {
+            const auto& q = std::get<ConstPattern>(b.node);
+            return p.value == q.value && p.integer_value == q.integer_value && p.dtype == q.dtype;
+          },
+          [&](const TypePattern& p) {
+            const auto& q = std::get<TypePattern>(b.node);
+            return p.shape == q.shape && p.dtype == q.dtype;
+          },
+          [&](const BindPattern& p) {
+            const auto& q = std::get<BindPattern>(b.node);
+            return p.name == q.name && same_pattern(*p.inner, *q.inner);
+          },
+          [&](const CallPattern& p) {
+            const auto& q = std::get<CallPattern>(b.node);
+            if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
+                p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
+              return false;
+            }
+            for (size_t i = 0; i < p.ops.size(); ++i) {
+              if (p.ops[i].text != q.ops[i].text) return false;
+            }
+            for (size_t i = 0; i < p.attrs.size(); ++i) {
+              if (p.attrs[i].name != q.attrs[i].name || p.attrs[i].literal != q.attrs[i].literal ||
+                  p.attrs[i].capture != q.attrs[i].capture) {
+                return false;
+              }
+            }
+            for (size_t i = 0; i < p.operands.size(); ++i) {
+              if (!same_pattern(*p.operands[i], *q.operands[i])) return false;
+            }
+            return true;
+          },
+          [&](const ItemPattern& p) {
+            const auto& q = std::get<ItemPattern>(b.node);
+            return p.index == q.index && same_pattern(*p.tuple, *q.tuple);
+          },
+          [&](const TuplePattern& p) {
+            const auto& q = std::get<TuplePattern>(b.node);
+            if (p.fields.size() != q.fields.size()) return false;
+            for (size_t i = 0; i < p.fields.size(); ++i) {
+              if (!same_pattern(*p.fields[i], *q.fields[i])) return false;
+            }
+            return true;
+          },
+          [&](const AltPattern& p) {
+            const auto& q = std::get<AltPattern>(b.node);
+            if (p.alternatives.size() != q.alternatives.size()) return false;
+            for (size_t i = 0; i < p.alternatives.size(); ++i) {
+              if (!same_pattern(*p.alternatives[i], *q.alternatives[i])) return false;
+            }
+            return true;
+          },
+      },
+      a.node);
+}
+
+size_t count_alternatives(const Pattern& pattern, size_t limit) {
+  auto saturate = [&](size_t n) { return std::min(n, limit + 1); };
+  return std::visit(
+      Overloaded{
+          [&](const BindPattern& p) { return count_alternatives(*p.inner, limit); },
+          [&](const AltPattern& p) {
+            size_t total = 0;
+            for (const PatternPtr& alternative : p.alternatives) {
+              total = saturate(total + count_alternatives(*alternative, limit));
+            }
+            return total;
+          },
+          [&](const ItemPattern& p) { return count_alternatives(*p.tuple, limit); },
+          [&](const TuplePattern& p) {
+            size_t product = 1;
+            for (const PatternPtr& field : p.fields) product = saturate(product * count_alternatives(*field, limit));
+            return product;
+          },
+          [&](const CallPattern& p) {
+            size_t product = 1;
+            for (const PatternPtr& operand : p.operands) {
+              product = saturate(product * count_alternatives(*operand, limit));
+            }
+            size_t total = saturate(product * std::max<size_t>(p.ops.size(), 1));
+            if (p.optional && p.operands.size() == 1) {
+              total = saturate(total + count_alternatives(*p.operands[0], limit));
+            }
+            return total;
+          },
+          [](const auto&) -> size_t { return 1; },
+      },
+      pattern.node);
+}
+
+namespace {
+
+// Every combination of the parts' alternatives, the first part's varying slowest.
+std::vector<std::vector<PatternPtr>> combinations_of(const std::vector<PatternPtr>& parts) {
+  std::vector<std::vector<PatternPtr>> combinations(1);
+  for (const PatternPtr& part : parts) {
+    std::vector<PatternPtr> choices = expand_alternatives(*part);
+    std::vector<std::vector<PatternPtr>> next;
+    for (const std::vector<PatternPtr>& prefix : combinations) {
+      for (const PatternPtr& choice : choices) {
+        std::vector<PatternPtr> extended;
+        for (const PatternPtr& q : prefix) extended.push_back(clone(*q));
+        extended.push_back(clone(*choice));
+        next.push_back(std::move(extended));
+      }
+    }
+    combinations = std::move(next);
+  }
+  return combinations;
+}
+
+}  // namespace
+
+std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
+  std::vector<PatternPtr> out;
+  std::visit(
+      Overloaded{
+          [&](const BindPattern& p) {
+            for (PatternPtr& inner : expand_alternatives(*p.inner)) {
+              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, BindPattern{p.name, p.name_loc, std::move(inner)}}));
+            }
+          },
+          [&](const AltPattern& p) {
+            for (const PatternPtr& alternative : p.alternatives) {
+              for (PatternPtr& expanded : expand_alternatives(*alternative)) out.push_back(std::move(expanded));
+            }
+          },
+          [&](const ItemPattern& p) {
+            for (PatternPtr& tuple : expand_alternatives(*p.tuple)) {
+              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, ItemPattern{std::move(tuple), p.index}}));
+            }
+          },
+          [&](const TuplePattern& p) {
+            for (std::vector<PatternPtr>& fields : combinations_of(p.fields)) {
+              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, TuplePattern{std::move(fields)}}));
+            }
+          },
+          [&](const CallPattern& p) {
+            std::vector<std::vector<PatternPtr>> combinations = combinations_of(p.operands);
+            for (const OpName& op : p.ops) {
+              for (std::vector<PatternPtr>& operands : combinations) {
+                CallPattern call{{op}, p.op_var, p.op_var_loc, false, {}, p.attrs};
+                for (const PatternPtr& operand : operands) call.operands.push_back(clone(*operand));
+                out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, std::move(call)}));
+              }
+            }
+            if (p.optional && p.operands.size() == 1) {
+              for (PatternPtr& bare : expand_alternatives(*p.operands[0])) out.push_back(std::move(bare));
+            }
+          },
+          [&](const auto&) { out.push_back(clone(pattern)); },
+      },
+      pattern.node);
+  return out;
+}
+
+std::string to_string(const Pattern& pattern) {
+  return std::visit(
+      Overloaded{
+          [](const WildcardPattern&) -> std::string { return "_"; },
+          [](const VarPattern& p) { return p.name; },
+          [](const ConstPattern& p) { return const_args(p.value, p.integer_value, p.dtype); },
+          [](const TypePattern& p) { return type_pattern_str(p); },
+          [](const ItemPattern& p) {
+            return to_string(*p.tuple) + "[" + (p.index ? std::to_string(*p.index) : std::string("_")) + "]";
+          },
+          [](const TuplePattern& p) {
+            std::vector<std::string> fields;
+            for (const PatternPtr& field : p.fields) fields.push_back(to_string(*field));
+            return "(" + join(fields, ", ") + (fields.size() == 1 ? ",)" : ")");
+          },
+          [](const BindPattern& p) { return p.name + ": " + to_string(*p.inner); },
+          [](const CallPattern& p) {
+            std::vector<std::string> args;
+            for (const PatternPtr& operand : p.operands) args.push_back(to_string(*operand));
+            for (const PatternAttr& attr : p.attrs) {
+              args.push_back(attr.name + "=" + (attr.literal ? attr_value_str(*attr.literal) : attr.capture));
+            }
+            return op_names(p) + (p.optional ? "?" : "") + "(" + join(args, ", ") + ")";
+          },
+          [](const AltPattern& p) {
+            std::vector<std::string> parts;
+            for (const PatternPtr& alternative : p.alternatives) parts.push_back(to_string(*alternative));
+            return "(" + join(parts, " | ") + ")";
+          },
+      },
+      pattern.node);
+}
+
+std::string_view binary_op_spelling(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Subtract: return "-";
+    case BinaryOp::Multiply: return "*";
+    case BinaryOp::Divide: return "/";
+    case BinaryOp::Equal: return "==";
+    case BinaryOp::NotEqual: return "!=";
+    case BinaryOp::Less: return "<";
+    case BinaryOp::LessEqual: return "<=";
+    case BinaryOp::Greater: return ">";
+    case BinaryOp::GreaterEqual: return ">=";
+    case BinaryOp::And: return "&&";
+    case BinaryOp::Or: return "||";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kUnaryPrecedence = 6;
+
+int binary_precedence(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Or: return 1;
+    case BinaryOp::And: return 2;
+    case BinaryOp::Equal:
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::LessEqual:
+    case BinaryOp::Greater:
+    case BinaryOp::GreaterEqual: return 3;
+    case BinaryOp::Add:
+    case BinaryOp::Subtract: return 4;
+    case BinaryOp::Multiply:
+    case BinaryOp::Divide: return 5;
+  }
+  return 0;
+}
+
+// `expr`, in parentheses when it binds less tightly than `minimum`.
+std::string parenthesized(const Expr& expr, int minimum) {
+  int precedence = 7;
+  if (const auto* binary = std::get_if<BinaryExpr>(&expr.node)) precedence = binary_precedence(binary->op);
+  if (std::holds_alternative<UnaryExpr>(expr.node)) precedence = kUnaryPrecedence;
+  return precedence < minimum ? "(" + to_string(expr) + ")" : to_string(expr);
+}
+
+}  // namespace
+
+std::string to_string(const Expr& expr) {
+  return std::visit(
+      Overloaded{
+          [](const VarExpr& e) { return e.name; },
+          [](const MemberExpr& e) { return to_string(*e.object) + "." + e.member; },
+          [](const ItemExpr& e) { return to_string(*e.tuple) + "[" + std::to_string(e.index) + "]"; },
+          [](const TupleExpr& e) {
+            std::vector<std::string> fields;
+            for (const ExprPtr& field : e.fields) fields.push_back(to_string(*field));
+            return "(" + join(fields, ", ") + (fields.size() == 1 ? ",)" : ")");
+          },
+          [](const IndexExpr& e) { return to_string(*e.object) + "[" + to_string(*e.index) + "]"; },
+          [](const UnaryExpr& e) {
+            return (e.op == UnaryOp::Negate ? "-" : "!") + parenthesized(*e.operand, kUnaryPrecedence);
+          },
+          [](const BinaryExpr& e) {
+            int precedence = binary_precedence(e.op);
+            // Left-associative: the right operand needs parentheses at equal precedence too.
+            return parenthesized(*e.lhs, precedence) + " " + std::string(binary_op_spelling(e.op)) + " " +
+                   parenthesized(*e.rhs, precedence + 1);
+          },
+          [](const ConstExpr& e) { return const_args(e.value, false, e.dtype); },
+          [](const LiteralExpr& e) { return attr_value_str(e.value); },
+          [](const CallExpr& e) {
+            std::vector<std::string> args;
+            for (const ExprPtr& operand : e.operands) args.push_back(to_string(*operand));
+            for (const ExprAttr& attr : e.attrs) args.push_back(attr.name + "=" + to_string(*attr.value));
+            return e.op.text + "(" + join(args, ", ") + ")";
+          },
+      },
+      expr.node);
+}
+
+std::string dump_ast(const AstFile& file) {
+  std::ostringstream out;
+  out << "file " << file.basename << "\n";
+  for (const Pass& pass : file.passes) {
+    out << "  pass " << pass.name;
+    if (pass.implicit) out << " (implicit)";
+    if (!pass.description.empty()) out << " \"" << pass.description << "\"";
+    out << "\n";
+    for (const Rule& rule : pass.rules) {
+      out << "    rule " << rule.name << " (line " << rule.name_loc.line << ")\n";
+      out << "      match   " << to_string(*rule.lhs) << "\n";
+      if (rule.guard) out << "      where   " << to_string(*rule.guard) << "\n";
+      out << "      rewrite " << to_string(*rule.rhs) << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace dpl::compiler

@@ -1,0 +1,145 @@
+// dplc, the command-line front end: compiles a .dpl rule file into <stem>.dpl.h / <stem>.dpl.cpp.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+
+#include "dpl/compiler/compile.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;
+constexpr int kExitUsage = 2;
+
+// Writes `text` to a temporary file beside `path`, then renames it over `path`, so that a reader (or a build
+// interrupted halfway) never sees a partial file.
+bool write_atomically(const fs::path& path, const std::string& text, std::string& error) {
+  fs::path temporary = path;
+  temporary += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      error = "cannot write " + temporary.string();
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      return false;
+    }
+  }
+  std::error_code code;
+  fs::rename(temporary, path, code);
+  if (code) {
+    error = "cannot rename " + temporary.string() + " to " + path.string() + ": " + code.message();
+    fs::remove(temporary, code);
+    return false;
+  }
+  return true;
+}
+
+// Makefile syntax: spaces (and `#`, `$`) in paths are escaped.
+std::string make_escape(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dplc: compiles .dpl rewrite rules into a C++ pass library", "dplc"};
+  std::string input;
+  std::string output_dir;
+  std::string namespace_name = "dpl_passes";
+  std::string depfile;
+  std::string emit;
+  bool check_only = false;
+  app.add_option("rules", input, "The .dpl rule file")->required();
+  app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
+  app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")
+      ->capture_default_str();
+  app.add_option("--depfile", depfile, "Also write a Makefile-syntax depfile listing the inputs");
+  app.add_option("--emit", emit, "Print instead of writing files: ast or cpp")->check(CLI::IsMember({"ast", "cpp"}));
+  app.add_flag("--check", check_only, "Only check the rules; write nothing");
+  try {
+    app.parse(argc, argv);
+    if (!check_only && emit.empty() && output_dir.empty()) {
+      throw CLI::RequiredError("-o DIR (or --check, or --emit)");
+    }
+    if (!depfile.empty() && output_dir.empty()) throw CLI::ValidationError("--depfile needs -o DIR");
+    if (!std::regex_match(namespace_name, std::regex("[A-Za-z_][A-Za-z_0-9]*(::[A-Za-z_][A-Za-z_0-9]*)*"))) {
+      throw CLI::ValidationError("--namespace: '" + namespace_name + "' is not a C++ namespace name");
+    }
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "dplc: " << e.what() << "\nRun 'dplc --help' for usage.\n";
+    return kExitUsage;
+  }
+
+  std::string read_error;
+  std::unique_ptr<dpl::SourceFile> source = dpl::SourceFile::load(input, read_error);
+  if (source == nullptr) {
+    std::cerr << "dplc: error: " << read_error << "\n";
+    return kExitInputError;
+  }
+
+  dpl::compiler::CompileOptions options;
+  options.emit.namespace_name = namespace_name;
+  options.generate = !check_only && emit != "ast";
+  dpl::DiagnosticEngine diags;
+  dpl::compiler::CompileResult result = dpl::compiler::compile(*source, diags, options);
+  diags.print(std::cerr);
+  if (!result.ok) return kExitInputError;
+
+  if (emit == "ast") {
+    std::cout << dpl::compiler::dump_ast(*result.ast);
+    return kExitOk;
+  }
+  if (check_only) return kExitOk;
+  if (emit == "cpp") {
+    std::cout << "// ---- " << result.cpp->header_name << "\n" << result.cpp->header;
+    std::cout << "// ---- " << result.cpp->source_name << "\n" << result.cpp->source;
+    return kExitOk;
+  }
+
+  std::error_code code;
+  fs::create_directories(output_dir, code);
+  if (code) {
+    std::cerr << "dplc: error: cannot create " << output_dir << ": " << code.message() << "\n";
+    return kExitInputError;
+  }
+  const fs::path header_path = fs::path(output_dir) / result.cpp->header_name;
+  const fs::path source_path = fs::path(output_dir) / result.cpp->source_name;
+  std::string write_error;
+  bool written = write_atomically(header_path, result.cpp->header, write_error) &&
+                 write_atomically(source_path, result.cpp->source, write_error);
+  if (written && !depfile.empty()) {
+    // Absolute paths: the build tool may run in another directory than dplc did.
+    std::string rule = make_escape(fs::absolute(header_path).string()) + " " +
+                       make_escape(fs::absolute(source_path).string()) + ":";
+    for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
+    written = write_atomically(depfile, rule + "\n", write_error);
+  }
+  if (!written) {
+    std::cerr << "dplc: error: " << write_error << "\n";
+    return kExitInputError;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,1009 @@
+// Parser stage: runs the ANTLR lexer and parser on a .dpl file, reports syntax errors as located diagnostics, and
+// turns the parse tree into the AST (patterns for left-hand sides, expressions for right-hand sides).
+#include "dpl/compiler/parse.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "DplLexer.h"
+#include "DplParser.h"
+#include "antlr4-runtime.h"
+
+namespace dpl::compiler {
+
+namespace {
+
+using dpl_grammar::DplLexer;
+using dpl_grammar::DplParser;
+
+// Deeper nesting is rejected before parsing: the parser and the AST passes recurse once per level.
+constexpr int kMaxNesting = 256;
+
+SourceLoc token_loc(const SourceFile& source, const antlr4::Token* token) {
+  SourceLoc loc;
+  loc.file = &source;
+  loc.line = static_cast<uint32_t>(token->getLine());
+  loc.col = static_cast<uint32_t>(token->getCharPositionInLine()) + 1;
+  if (token->getType() != antlr4::Token::EOF && token->getStopIndex() >= token->getStartIndex()) {
+    loc.length = static_cast<uint32_t>(token->getStopIndex() - token->getStartIndex() + 1);
+  }
+  // A token spanning lines (a block comment, say) is underlined to the end of its first line.
+  std::string_view line = source.line(loc.line);
+  if (loc.col <= line.size() && loc.col + loc.length - 1 > line.size()) {
+    loc.length = static_cast<uint32_t>(line.size() - loc.col + 1);
+  }
+  if (loc.length == 0) loc.length = 1;
+  return loc;
+}
+
+SourceLoc context_loc(const SourceFile& source, antlr4::ParserRuleContext* context) {
+  SourceLoc loc = token_loc(source, context->getStart());
+  const antlr4::Token* stop = context->getStop();
+  if (stop != nullptr && stop->getLine() == context->getStart()->getLine() &&
+      stop->getStopIndex() >= context->getStart()->getStartIndex()) {
+    loc.length = static_cast<uint32_t>(stop->getStopIndex() - context->getStart()->getStartIndex() + 1);
+  }
+  return loc;
+}
+
+// `'x'`, or `end of file`.
+std::string describe_token(const antlr4::Token* token) {
+  if (token == nullptr || token->getType() == antlr4::Token::EOF) return "end of file";
+  return "'" + token->getText() + "'";
+}
+
+// `';'`, `';' or ')'`, `a name`: what the parser expected, in words.
+std::string describe_expected(const antlr4::misc::IntervalSet& expected, const antlr4::dfa::Vocabulary& vocabulary) {
+  std::set<std::string> names;
+  for (ssize_t type : expected.toList()) {
+    if (type == static_cast<ssize_t>(antlr4::Token::EOF)) {
+      names.insert("end of file");
+      continue;
+    }
+    switch (type) {
+      case DplParser::IDENT: names.insert("a name"); break;
+      case DplParser::INT:
+      case DplParser::FLOAT: names.insert("a number"); break;
+      case DplParser::STRING: names.insert("a string"); break;
+      default: names.insert(vocabulary.getDisplayName(type)); break;
+    }
+  }
+  std::string text;
+  size_t i = 0;
+  for (const std::string& name : names) {
+    if (i > 0) text += (i + 1 == names.size()) ? " or " : ", ";
+    text += name;
+    ++i;
+  }
+  return text;
+}
+
+// ANTLR's recovery strategy with messages in dplc's words: "expected ';'", "unexpected 'x'; expected a name".
+class DplErrorStrategy : public antlr4::DefaultErrorStrategy {
+ protected:
+  void reportNoViableAlternative(antlr4::Parser* parser, const antlr4::NoViableAltException& e) override {
+    parser->notifyErrorListeners(e.getOffendingToken(), "unexpected " + describe_token(e.getOffendingToken()),
+                                 nullptr);
+  }
+
+  void reportInputMismatch(antlr4::Parser* parser, const antlr4::InputMismatchException& e) override {
+    parser->notifyErrorListeners(e.getOffendingToken(),
+                                 "unexpected " + describe_token(e.getOffendingToken()) + "; expected " +
+                                     describe_expected(e.getExpectedTokens(), parser->getVocabulary()),
+                                 nullptr);
+  }
+
+  void reportUnwantedToken(antlr4::Parser* parser) override {
+    if (inErrorRecoveryMode(parser)) return;
+    beginErrorCondition(parser);
+    antlr4::Token* token = parser->getCurrentToken();
+    parser->notifyErrorListeners(
+        token,
+        "unexpected " + describe_token(token) + "; expected " +
+            describe_expected(getExpectedTokens(parser), parser->getVocabulary()),
+        nullptr);
+  }
+
+  void reportMissingToken(antlr4::Parser* parser) override {
+    if (inErrorRecoveryMode(parser)) return;
+    beginErrorCondition(parser);
+    // Point just past the previous token: that is where the missing one belongs.
+    antlr4::Token* previous = parser->getTokenStream()->LT(-1);
+    antlr4::Token* token = previous != nullptr ? previous : parser->getCurrentToken();
+    missing_after_ = previous != nullptr;
+    parser->notifyErrorListeners(
+        token, "expected " + describe_expected(getExpectedTokens(parser), parser->getVocabulary()), nullptr);
+    missing_after_ = false;
+  }
+
+ public:
+  bool missing_after() const { return missing_after_; }
+
+ private:
+  bool missing_after_ = false;
+};
+
+class DiagnosticListener : public antlr4::BaseErrorListener {
+ public:
+  DiagnosticListener(const SourceFile& source, DiagnosticEngine& diags, const DplErrorStrategy& strategy)
+      : source_(source), diags_(diags), strategy_(strategy) {}
+
+  void syntaxError(antlr4::Recognizer*, antlr4::Token* offending, size_t line, size_t column,
+                   const std::string& message, std::exception_ptr) override {
+    SourceLoc loc;
+    if (offending != nullptr) {
+      loc = token_loc(source_, offending);
+      if (strategy_.missing_after()) {
+        loc.col += loc.length;
+        loc.length = 1;
+      }
+    } else {
+      loc = SourceLoc{&source_, static_cast<uint32_t>(line), static_cast<uint32_t>(column) + 1, 1};
+    }
+    diags_.error(loc, message);
+  }
+
+ private:
+  const SourceFile& source_;
+  DiagnosticEngine& diags_;
+  const DplErrorStrategy& strategy_;
+};
+
+// Reports tokens the lexer could not make sense of and nesting too deep to parse safely; true when clean.
+bool check_tokens(const SourceFile& source, const std::vector<antlr4::Token*>& tokens, DiagnosticEngine& diags) {
+  bool clean = true;
+  // Per open bracket: operators seen since the last separator; each may add one level to the parse tree.
+  std::vector<int> operators_per_level{0};
+  int operators = 0;  // the sum of operators_per_level
+  bool reported_depth = false;
+  for (const antlr4::Token* token : tokens) {
+    switch (token->getType()) {
+      case DplLexer::UNTERMINATED_COMMENT:
+        diags.error(token_loc(source, token), "unterminated comment: '/*' without '*/'");
+        clean = false;
+        continue;
+      case DplLexer::UNTERMINATED_STRING:
+        diags.error(token_loc(source, token), "unterminated string");
+        clean = false;
+        continue;
+      case DplLexer::UNKNOWN_CHAR:
+        diags.error(token_loc(source, token), "unexpected character '" + token->getText() + "'");
+        clean = false;
+        continue;
+      case DplLexer::IDENT:
+      case DplLexer::INT:
+      case DplLexer::FLOAT:
+      case DplLexer::STRING:
+      case antlr4::Token::EOF:
+        continue;
+      default:
+        break;
+    }
+    const std::string text = token->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      operators_per_level.push_back(0);
+    } else if (text == ")" || text == "]" || text == "}") {
+      if (operators_per_level.size() > 1) {
+        operators -= operators_per_level.back();
+        operators_per_level.pop_back();
+      }
+    } else if (text == "," || text == ";" || text == "=>" || text == "=" || text == "where") {
+      operators -= operators_per_level.back();
+      operators_per_level.back() = 0;
+    } else {
+      ++operators_per_level.back();
+      ++operators;
+    }
+    int nesting = static_cast<int>(operators_per_level.size()) - 1 + operators;
+    if (nesting > kMaxNesting && !reported_depth) {
+      diags.error(token_loc(source, token),
+                  "expression nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+      reported_depth = true;
+      clean = false;
+    }
+  }
+  return clean;
+}
+
+// Builds the AST from a parse tree that had no syntax errors.
+class AstBuilder {
+ public:
+  AstBuilder(const SourceFile& source, DiagnosticEngine& diags, antlr4::TokenStream& tokens)
+      : source_(source), diags_(diags), parser_tokens_(&tokens) {}
+
+  std::unique_ptr<AstFile> build(DplParser::FileContext* file) {
+    auto ast = std::make_unique<AstFile>();
+    ast->source = &source_;
+    ast->basename = path_basename(source_.path());
+    ast->stem = identifier_stem(source_.path());
+    int implicit_pass = -1;
+    for (DplParser::ItemContext* item : file->item()) {
+      if (auto* pass = item->passDecl()) {
+        ast->passes.push_back(build_pass(pass));
+      } else if (auto* rule = item->ruleDecl()) {
+        if (implicit_pass < 0) {
+          implicit_pass = static_cast<int>(ast->passes.size());
+          Pass implicit;
+          implicit.name = ast->stem;
+          implicit.name_loc = token_loc(source_, rule->getStart());
+          implicit.implicit = true;
+          ast->passes.push_back(std::move(implicit));
+        }
+        if (auto built = build_rule(rule)) ast->passes[implicit_pass].rules.push_back(std::move(*built));
+      } else if (auto* macro = item->patternDecl()) {
+        if (auto built = build_macro(macro)) ast->macros.push_back(std::move(*built));
+      } else if (auto* import = item->importDecl()) {
+        ast->imports.push_back(Import{unquote(import->STRING()->getSymbol()), loc(import)});
+      }
+    }
+    for (PatternMacro& macro : pass_macros_) ast->macros.push_back(std::move(macro));
+    return ast;
+  }
+
+ private:
+  SourceLoc loc(antlr4::ParserRuleContext* context) const { return context_loc(source_, context); }
+  SourceLoc loc(const antlr4::Token* token) const { return token_loc(source_, token); }
+
+  std::optional<PatternMacro> build_macro(DplParser::PatternDeclContext* context) {
+    std::vector<DplParser::IdentContext*> names = context->ident();
+    PatternMacro macro;
+    macro.name = names[0]->getText();
+    macro.name_loc = loc(names[0]);
+    for (size_t i = 1; i < names.size(); ++i) {
+      if (!check_variable_name(names[i]->getText(), loc(names[i]))) return std::nullopt;
+      macro.params.push_back(names[i]->getText());
+      macro.param_locs.push_back(loc(names[i]));
+    }
+    macro.body = pattern(context->body, 0);
+    if (macro.body == nullptr) return std::nullopt;
+    return macro;
+  }
+
+  Pass build_pass(DplParser::PassDeclContext* context) {
+    Pass pass;
+    pass.name = context->ident()->getText();
+    pass.name_loc = loc(context->ident());
+    if (context->description != nullptr) pass.description = unquote(context->description);
+    for (DplParser::PassItemContext* item : context->passItem()) {
+      if (auto* rule = item->ruleDecl()) {
+        if (auto built = build_rule(rule)) pass.rules.push_back(std::move(*built));
+      } else if (auto* macro = item->patternDecl()) {
+        // Pattern declarations are file-wide wherever they are written.
+        if (auto built = build_macro(macro)) pass_macros_.push_back(std::move(*built));
+      }
+    }
+    return pass;
+  }
+
+  std::optional<Rule> build_rule(DplParser::RuleDeclContext* context) {
+    Rule rule;
+    rule.name = context->ident()->getText();
+    rule.name_loc = loc(context->ident());
+    rule.lhs = pattern(context->lhs, 0);
+    if (context->guard != nullptr) {
+      rule.guard = guard_expression(context->guard, 0);
+      if (rule.guard == nullptr) return std::nullopt;
+    }
+    rule.rhs = expression(context->rhs, 0);
+    if (rule.lhs == nullptr || rule.rhs == nullptr) return std::nullopt;
+    return rule;
+  }
+
+  // --- patterns ---
+
+  PatternPtr make_pattern(SourceLoc where, decltype(Pattern::node) node) {
+    auto pattern = std::make_unique<Pattern>();
+    pattern->loc = where;
+    pattern->node = std::move(node);
+    return pattern;
+  }
+
+  PatternPtr pattern(DplParser::ExprContext* context, int depth) {
+    if (depth > kMaxNesting) {
+      diags_.error(loc(context), "pattern nested too deeply");
+      return nullptr;
+    }
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
+      return primary_pattern(primary->primary(), depth);
+    }
+    if (auto* bind = dynamic_cast<DplParser::BindExprContext*>(context)) {
+      std::string name = bind->ident()->getText();
+      if (!check_variable_name(name, loc(bind->ident()))) return nullptr;
+      PatternPtr inner = pattern(bind->expr(), depth + 1);
+      if (inner == nullptr) return nullptr;
+      return make_pattern(loc(context), BindPattern{name, loc(bind->ident()), std::move(inner)});
+    }
+    if (auto* alt = dynamic_cast<DplParser::AltExprContext*>(context)) {
+      AltPattern alternatives;
+      for (DplParser::ExprContext* side : alt->expr()) {
+        PatternPtr part = pattern(side, depth + 1);
+        if (part == nullptr) return nullptr;
+        // `a | b | c` parses as `(a | b) | c`: keep one flat list.
+        if (auto* nested = std::get_if<AltPattern>(&part->node);
+            nested != nullptr && dynamic_cast<DplParser::AltExprContext*>(side) != nullptr) {
+          for (PatternPtr& p : nested->alternatives) alternatives.alternatives.push_back(std::move(p));
+        } else {
+          alternatives.alternatives.push_back(std::move(part));
+        }
+      }
+      return make_pattern(loc(context), std::move(alternatives));
+    }
+    if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_pattern(call, depth);
+    if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
+      if (auto* name = as_name(index->expr(0)); name != nullptr && name->getText() == "Tensor") {
+        return type_pattern(index);
+      }
+      return item_pattern(index, depth);
+    }
+    if (std::optional<BinarySugar> binary = binary_sugar(context)) {
+      CallPattern call;
+      call.ops.push_back(OpName{binary->op_name, binary->op_loc, 0});
+      for (DplParser::ExprContext* side : binary->operands) {
+        PatternPtr operand = pattern(side, depth + 1);
+        if (operand == nullptr) return nullptr;
+        call.operands.push_back(std::move(operand));
+      }
+      return make_pattern(loc(context), std::move(call));
+    }
+    if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
+      diags_.error(loc(member), "'" + member->getText() + "' is an op; a pattern calls it: " + member->getText() +
+                                    "(...)");
+      return nullptr;
+    }
+    diags_.error(loc(context), "expected a pattern");
+    return nullptr;
+  }
+
+  // `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`, `Tensor[_, float16]`.
+  PatternPtr type_pattern(DplParser::IndexExprContext* context) {
+    static const char* kForm = "a type pattern is Tensor[shape], Tensor[shape, dtype] or Tensor[dtype], where "
+                               "shape is (d, ...) with each d an integer, a name or _";
+    std::vector<DplParser::ExprContext*> parts = context->expr();
+    parts.erase(parts.begin());
+    TypePattern type;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      DplParser::ExprContext* part = parts[i];
+      auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(part);
+      auto* tuple = primary ? dynamic_cast<DplParser::TuplePrimaryContext*>(primary->primary()) : nullptr;
+      auto* paren = primary ? dynamic_cast<DplParser::ParenPrimaryContext*>(primary->primary()) : nullptr;
+      auto* name = as_name(part);
+      bool last = i + 1 == parts.size();
+      if (i == 0 && (tuple != nullptr || paren != nullptr || (name != nullptr && name->getText() == "_"))) {
+        if (name != nullptr) continue;  // `_`: any shape
+        std::vector<DplParser::ExprContext*> dims = tuple != nullptr ? tuple->expr() : std::vector{paren->expr()};
+        type.shape.emplace();
+        for (DplParser::ExprContext* dim : dims) {
+          std::optional<DimPattern> parsed = dim_pattern(dim);
+          if (!parsed) return nullptr;
+          type.shape->push_back(*parsed);
+        }
+      } else if (last && !type.dtype) {
+        type.dtype = dtype_argument(part);
+        if (!type.dtype) return nullptr;
+      } else {
+        diags_.error(loc(part), kForm);
+        return nullptr;
+      }
+    }
+    if (parts.empty()) {
+      diags_.error(loc(context), kForm);
+      return nullptr;
+    }
+    return make_pattern(loc(context), std::move(type));
+  }
+
+  // `t[0]` or `t[_]`.
+  PatternPtr item_pattern(DplParser::IndexExprContext* context, int depth) {
+    std::vector<DplParser::ExprContext*> parts = context->expr();
+    std::optional<int64_t> index;
+    bool any = parts.size() == 2 && as_name(parts[1]) != nullptr && as_name(parts[1])->getText() == "_";
+    if (parts.size() == 2 && !any) index = tuple_index(parts[1]);
+    if (parts.size() != 2 || (!any && !index)) {
+      diags_.error(loc(context), "a tuple item pattern is t[i] with a non-negative integer i, or t[_]");
+      return nullptr;
+    }
+    PatternPtr tuple = pattern(parts[0], depth + 1);
+    if (tuple == nullptr) return nullptr;
+    return make_pattern(loc(context), ItemPattern{std::move(tuple), index});
+  }
+
+  // A non-negative integer literal, without reporting anything.
+  static std::optional<int64_t> tuple_index(DplParser::ExprContext* context) {
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    auto* integer = primary ? dynamic_cast<DplParser::IntPrimaryContext*>(primary->primary()) : nullptr;
+    if (integer == nullptr) return std::nullopt;
+    std::string text = integer->getText();
+    int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+  }
+
+  std::optional<DimPattern> dim_pattern(DplParser::ExprContext* context) {
+    DimPattern dim;
+    dim.loc = loc(context);
+    if (auto* name = as_name(context)) {
+      dim.name = name->getText();
+      if (dim.name == "_") return dim;
+      if (!check_variable_name(dim.name, dim.loc)) return std::nullopt;
+      dim.kind = DimPattern::Kind::Var;
+      return dim;
+    }
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    if (primary != nullptr && dynamic_cast<DplParser::IntPrimaryContext*>(primary->primary()) != nullptr) {
+      std::optional<AttrValue> value = literal(context);
+      if (!value) return std::nullopt;
+      dim.kind = DimPattern::Kind::Fixed;
+      dim.extent = std::get<int64_t>(*value);
+      return dim;
+    }
+    diags_.error(dim.loc, "a dimension is an integer, a name or _");
+    return std::nullopt;
+  }
+
+  PatternPtr primary_pattern(DplParser::PrimaryContext* context, int depth) {
+    if (auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(context)) {
+      std::string text = name->getText();
+      if (text == "_") return make_pattern(loc(context), WildcardPattern{});
+      if (text == "const") return make_pattern(loc(context), ConstPattern{});
+      return make_pattern(loc(context), VarPattern{text});
+    }
+    if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(context)) return pattern(paren->expr(), depth + 1);
+    if (dynamic_cast<DplParser::IntPrimaryContext*>(context) != nullptr ||
+        dynamic_cast<DplParser::FloatPrimaryContext*>(context) != nullptr) {
+      diags_.error(loc(context), "a number is not a pattern; write const(" + context->getText() +
+                                     ") to match a constant with that value");
+      return nullptr;
+    }
+    if (auto* tuple = dynamic_cast<DplParser::TuplePrimaryContext*>(context)) {
+      TuplePattern fields;
+      for (DplParser::ExprContext* field : tuple->expr()) {
+        PatternPtr part = pattern(field, depth + 1);
+        if (part == nullptr) return nullptr;
+        fields.fields.push_back(std::move(part));
+      }
+      return make_pattern(loc(context), std::move(fields));
+    }
+    diags_.error(loc(context), "expected a pattern");
+    return nullptr;
+  }
+
+  PatternPtr call_pattern(DplParser::CallExprContext* context, int depth) {
+    DplParser::ExprContext* callee = context->expr();
+    CallPattern call;
+    if (auto* optional = dynamic_cast<DplParser::OptionalExprContext*>(callee)) {
+      call.optional = true;
+      callee = optional->expr();
+    }
+    if (!callee_ops(callee, call)) return nullptr;
+
+    if (call.ops.size() == 1 && call.op_var.empty() && !call.optional && call.ops[0].text == "const") {
+      return const_pattern(context);
+    }
+    if (DplParser::ArgumentsContext* arguments = context->arguments()) {
+      bool seen_keyword = false;
+      for (DplParser::ArgumentContext* argument : arguments->argument()) {
+        if (auto* keyword = dynamic_cast<DplParser::KeywordArgumentContext*>(argument)) {
+          seen_keyword = true;
+          PatternAttr attr;
+          attr.name = keyword->ident()->getText();
+          attr.loc = loc(keyword->ident());
+          attr.value_loc = loc(keyword->expr());
+          if (is_literal_syntax(keyword->expr())) {
+            attr.literal = literal(keyword->expr());
+            if (!attr.literal) return nullptr;
+          } else if (auto* name = as_name(keyword->expr())) {
+            attr.capture = name->getText();
+            if (!check_variable_name(attr.capture, attr.value_loc)) return nullptr;
+          } else {
+            diags_.error(attr.value_loc,
+                         "an attribute pattern is a literal (axis=-1) or a name that captures the value (axis=a)");
+            return nullptr;
+          }
+          call.attrs.push_back(std::move(attr));
+        } else {
+          auto* positional = static_cast<DplParser::PositionalArgumentContext*>(argument);
+          if (seen_keyword) {
+            diags_.error(loc(positional), "operand after keyword attributes; operands come first");
+            return nullptr;
+          }
+          PatternPtr operand = pattern(positional->expr(), depth + 1);
+          if (operand == nullptr) return nullptr;
+          call.operands.push_back(std::move(operand));
+        }
+      }
+    }
+    return make_pattern(loc(context), std::move(call));
+  }
+
+  // The callee of a call pattern: `add`, `nn.softmax`, `(add | multiply)` or `(op: add | multiply)`.
+  bool callee_ops(DplParser::ExprContext* callee, CallPattern& call) {
+    DplParser::ExprContext* ops = callee;
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(callee)) {
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(primary->primary())) {
+        ops = paren->expr();
+        if (auto* bind = dynamic_cast<DplParser::BindExprContext*>(ops)) {
+          call.op_var = bind->ident()->getText();
+          call.op_var_loc = loc(bind->ident());
+          if (!check_variable_name(call.op_var, call.op_var_loc)) return false;
+          ops = bind->expr();
+        }
+      }
+    }
+    std::vector<DplParser::ExprContext*> names;
+    collect_alternatives(ops, names);
+    for (DplParser::ExprContext* name : names) {
+      std::optional<std::string> text = dotted_name(name);
+      if (!text) {
+        diags_.error(loc(name), "expected an op name");
+        return false;
+      }
+      call.ops.push_back(OpName{*text, loc(name), 0});
+    }
+    return true;
+  }
+
+  void collect_alternatives(DplParser::ExprContext* context, std::vector<DplParser::ExprContext*>& out) {
+    if (auto* alt = dynamic_cast<DplParser::AltExprContext*>(context)) {
+      for (DplParser::ExprContext* side : alt->expr()) collect_alternatives(side, out);
+    } else {
+      out.push_back(context);
+    }
+  }
+
+  PatternPtr const_pattern(DplParser::CallExprContext* context) {
+    ConstPattern constant;
+    std::vector<DplParser::ExprContext*> args;
+    if (!const_arguments(context, args)) return nullptr;
+    if (!args.empty()) {
+      std::optional<AttrValue> value = literal(args[0]);
+      if (!value) return nullptr;
+      if (const auto* i = std::get_if<int64_t>(&*value)) {
+        constant.value = static_cast<double>(*i);
+        constant.integer_value = true;
+      } else if (const auto* d = std::get_if<double>(&*value)) {
+        constant.value = *d;
+      } else {
+        diags_.error(loc(args[0]), "const(...) takes a number");
+        return nullptr;
+      }
+    }
+    if (args.size() == 2) {
+      constant.dtype = dtype_argument(args[1]);
+      if (!constant.dtype) return nullptr;
+    }
+    return make_pattern(loc(context), constant);
+  }
+
+  // `const(value)` or `const(value, dtype)`: positional arguments only.
+  bool const_arguments(DplParser::CallExprContext* context, std::vector<DplParser::ExprContext*>& args) {
+    if (DplParser::ArgumentsContext* arguments = context->arguments()) {
+      for (DplParser::ArgumentContext* argument : arguments->argument()) {
+        auto* positional = dynamic_cast<DplParser::PositionalArgumentContext*>(argument);
+        if (positional == nullptr) {
+          diags_.error(loc(argument), "const(...) takes a value and an optional dtype: const(2.0, float16)");
+          return false;
+        }
+        args.push_back(positional->expr());
+      }
+    }
+    if (args.size() > 2) {
+      diags_.error(loc(args[2]), "const(...) takes a value and an optional dtype: const(2.0, float16)");
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<DType> dtype_argument(DplParser::ExprContext* context) {
+    std::string name;
+    if (auto* ident = as_name(context)) {
+      name = ident->getText();
+    } else if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+               primary != nullptr && dynamic_cast<DplParser::StringPrimaryContext*>(primary->primary()) != nullptr) {
+      name = unquote(primary->getStart());
+    }
+    std::optional<DType> dtype = parse_dtype(name);
+    if (!dtype || *dtype == DType::Unknown) {
+      diags_.error(loc(context), "expected a dtype such as float32, got '" + context->getText() + "'");
+      return std::nullopt;
+    }
+    return dtype;
+  }
+
+  // --- expressions ---
+
+  ExprPtr make_expr(SourceLoc where, decltype(Expr::node) node) {
+    auto expr = std::make_unique<Expr>();
+    expr->loc = where;
+    expr->node = std::move(node);
+    return expr;
+  }
+
+  ExprPtr expression(DplParser::ExprContext* context, int depth) {
+    if (depth > kMaxNesting) {
+      diags_.error(loc(context), "expression nested too deeply");
+      return nullptr;
+    }
+    if (is_literal_syntax(context)) {
+      std::optional<AttrValue> value = literal(context);
+      if (!value) return nullptr;
+      return make_expr(loc(context), LiteralExpr{std::move(*value)});
+    }
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
+      DplParser::PrimaryContext* inner = primary->primary();
+      if (auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(inner)) {
+        std::string text = name->getText();
+        if (text == "_" || text == "const") {
+          diags_.error(loc(context), "'" + text + "' matches values; it cannot build one" +
+                                         (text == "const" ? "; write const(1.0) for a new constant" : ""));
+          return nullptr;
+        }
+        return make_expr(loc(context), VarExpr{text});
+      }
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner)) return expression(paren->expr(), depth + 1);
+    }
+    if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_expression(call, depth);
+    if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
+      std::vector<DplParser::ExprContext*> parts = index->expr();
+      std::optional<int64_t> position = parts.size() == 2 ? tuple_index(parts[1]) : std::nullopt;
+      if (!position) {
+        diags_.error(loc(context), "a tuple item is t[i] with a non-negative integer i");
+        return nullptr;
+      }
+      ExprPtr tuple = expression(parts[0], depth + 1);
+      if (tuple == nullptr) return nullptr;
+      return make_expr(loc(context), ItemExpr{std::move(tuple), *position});
+    }
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
+      if (auto* tuple = dynamic_cast<DplParser::TuplePrimaryContext*>(primary->primary())) {
+        TupleExpr fields;
+        for (DplParser::ExprContext* field : tuple->expr()) {
+          ExprPtr part = expression(field, depth + 1);
+          if (part == nullptr) return nullptr;
+          fields.fields.push_back(std::move(part));
+        }
+        return make_expr(loc(context), std::move(fields));
+      }
+    }
+    if (std::optional<BinarySugar> binary = binary_sugar(context)) {
+      CallExpr call;
+      call.op = OpName{binary->op_name, binary->op_loc, 0};
+      for (DplParser::ExprContext* side : binary->operands) {
+        ExprPtr operand = expression(side, depth + 1);
+        if (operand == nullptr) return nullptr;
+        call.operands.push_back(std::move(operand));
+      }
+      return make_expr(loc(context), std::move(call));
+    }
+    if (dynamic_cast<DplParser::BindExprContext*>(context) != nullptr) {
+      diags_.error(loc(context), "'name: ...' binds part of a match; it belongs on the left of '=>'");
+      return nullptr;
+    }
+    if (dynamic_cast<DplParser::AltExprContext*>(context) != nullptr) {
+      diags_.error(loc(context), "'|' separates alternative patterns; it belongs on the left of '=>'");
+      return nullptr;
+    }
+    diags_.error(loc(context), "expected an expression");
+    return nullptr;
+  }
+
+  ExprPtr call_expression(DplParser::CallExprContext* context, int depth) {
+    std::optional<std::string> callee = dotted_name(context->expr());
+    if (!callee) {
+      diags_.error(loc(context->expr()), "expected an op name");
+      return nullptr;
+    }
+    if (*callee == "const") {
+      std::vector<DplParser::ExprContext*> args;
+      if (!const_arguments(context, args)) return nullptr;
+      if (args.empty()) {
+        diags_.error(loc(context), "const(...) needs a value on the right-hand side: const(1.0)");
+        return nullptr;
+      }
+      ConstExpr constant;
+      std::optional<AttrValue> value = literal(args[0]);
+      if (!value) return nullptr;
+      if (const auto* i = std::get_if<int64_t>(&*value)) {
+        constant.value = static_cast<double>(*i);
+      } else if (const auto* d = std::get_if<double>(&*value)) {
+        constant.value = *d;
+      } else {
+        diags_.error(loc(args[0]), "const(...) takes a number");
+        return nullptr;
+      }
+      if (args.size() == 2) {
+        constant.dtype = dtype_argument(args[1]);
+        if (!constant.dtype) return nullptr;
+      }
+      return make_expr(loc(context), constant);
+    }
+    CallExpr call;
+    call.op = OpName{*callee, loc(context->expr()), 0};
+    if (DplParser::ArgumentsContext* arguments = context->arguments()) {
+      bool seen_keyword = false;
+      for (DplParser::ArgumentContext* argument : arguments->argument()) {
+        if (auto* keyword = dynamic_cast<DplParser::KeywordArgumentContext*>(argument)) {
+          seen_keyword = true;
+          ExprPtr value = guard_expression(keyword->expr(), depth + 1);  // attribute values compute like guards
+          if (value == nullptr) return nullptr;
+          call.attrs.push_back(ExprAttr{keyword->ident()->getText(), loc(keyword->ident()), std::move(value), -1});
+        } else {
+          auto* positional = static_cast<DplParser::PositionalArgumentContext*>(argument);
+          if (seen_keyword) {
+            diags_.error(loc(positional), "operand after keyword attributes; operands come first");
+            return nullptr;
+          }
+          ExprPtr operand = expression(positional->expr(), depth + 1);
+          if (operand == nullptr) return nullptr;
+          call.operands.push_back(std::move(operand));
+        }
+      }
+    }
+    return make_expr(loc(context), std::move(call));
+  }
+
+  // --- guards and computed attribute values ---
+
+  ExprPtr guard_expression(DplParser::ExprContext* context, int depth) {
+    if (depth > kMaxNesting) {
+      diags_.error(loc(context), "expression nested too deeply");
+      return nullptr;
+    }
+    if (is_literal_syntax(context)) {
+      std::optional<AttrValue> value = literal(context);
+      if (!value) return nullptr;
+      return make_expr(loc(context), LiteralExpr{std::move(*value)});
+    }
+    if (auto* name = as_name(context)) {
+      std::string text = name->getText();
+      if (text == "_" || text == "const") {
+        diags_.error(loc(context), "'" + text + "' cannot be used in an expression");
+        return nullptr;
+      }
+      return make_expr(loc(context), VarExpr{text});
+    }
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(primary->primary())) {
+        return guard_expression(paren->expr(), depth + 1);
+      }
+    }
+    if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
+      ExprPtr object = guard_expression(member->expr(), depth + 1);
+      if (object == nullptr) return nullptr;
+      return make_expr(loc(context), MemberExpr{std::move(object), member->ident()->getText(), loc(member->ident())});
+    }
+    if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
+      std::vector<DplParser::ExprContext*> parts = index->expr();
+      if (parts.size() != 2) {
+        diags_.error(loc(context), "an index takes one position: x.shape[1]");
+        return nullptr;
+      }
+      ExprPtr object = guard_expression(parts[0], depth + 1);
+      ExprPtr position = object ? guard_expression(parts[1], depth + 1) : nullptr;
+      if (position == nullptr) return nullptr;
+      return make_expr(loc(context), IndexExpr{std::move(object), std::move(position)});
+    }
+    if (auto* unary = dynamic_cast<DplParser::UnaryExprContext*>(context)) {
+      ExprPtr operand = guard_expression(unary->expr(), depth + 1);
+      if (operand == nullptr) return nullptr;
+      UnaryOp op = unary->op->getText() == "-" ? UnaryOp::Negate : UnaryOp::Not;
+      return make_expr(loc(context), UnaryExpr{op, std::move(operand)});
+    }
+    std::vector<DplParser::ExprContext*> sides;
+    if (auto* add = dynamic_cast<DplParser::AddExprContext*>(context)) sides = add->expr();
+    if (auto* mul = dynamic_cast<DplParser::MulExprContext*>(context)) sides = mul->expr();
+    if (auto* compare = dynamic_cast<DplParser::CompareExprContext*>(context)) sides = compare->expr();
+    if (auto* conjunction = dynamic_cast<DplParser::AndExprContext*>(context)) sides = conjunction->expr();
+    if (auto* disjunction = dynamic_cast<DplParser::OrExprContext*>(context)) sides = disjunction->expr();
+    if (sides.size() == 2) {
+      static const std::map<std::string, BinaryOp> ops = {
+          {"+", BinaryOp::Add},        {"-", BinaryOp::Subtract},   {"*", BinaryOp::Multiply},
+          {"/", BinaryOp::Divide},     {"==", BinaryOp::Equal},     {"!=", BinaryOp::NotEqual},
+          {"<", BinaryOp::Less},       {"<=", BinaryOp::LessEqual}, {">", BinaryOp::Greater},
+          {">=", BinaryOp::GreaterEqual}, {"&&", BinaryOp::And},    {"||", BinaryOp::Or}};
+      // The operator is the token right after the left side.
+      antlr4::Token* op_token = parser_tokens_->get(sides[0]->getStop()->getTokenIndex() + 1);
+      auto op = ops.find(op_token->getText());
+      ExprPtr lhs = guard_expression(sides[0], depth + 1);
+      ExprPtr rhs = lhs ? guard_expression(sides[1], depth + 1) : nullptr;
+      if (rhs == nullptr) return nullptr;
+      if (op == ops.end()) {
+        diags_.error(loc(op_token), "unexpected operator '" + op_token->getText() + "'");
+        return nullptr;
+      }
+      return make_expr(loc(context), BinaryExpr{op->second, loc(op_token), std::move(lhs), std::move(rhs)});
+    }
+    if (dynamic_cast<DplParser::CallExprContext*>(context) != nullptr) {
+      diags_.error(loc(context), "a guard reads properties of matched values (x.rank, c.value); it cannot call ops");
+      return nullptr;
+    }
+    diags_.error(loc(context), "expected a guard expression");
+    return nullptr;
+  }
+
+  // --- shared helpers ---
+
+  // Infix arithmetic is sugar for the elementwise ops: `a + b` is add(a, b), `-a` is negative(a).
+  struct BinarySugar {
+    std::string op_name;
+    SourceLoc op_loc;
+    std::vector<DplParser::ExprContext*> operands;
+  };
+  std::optional<BinarySugar> binary_sugar(DplParser::ExprContext* context) {
+    antlr4::Token* op = nullptr;
+    std::vector<DplParser::ExprContext*> operands;
+    if (auto* add = dynamic_cast<DplParser::AddExprContext*>(context)) {
+      op = add->op;
+      operands = add->expr();
+    } else if (auto* mul = dynamic_cast<DplParser::MulExprContext*>(context)) {
+      op = mul->op;
+      operands = mul->expr();
+    } else if (auto* unary = dynamic_cast<DplParser::UnaryExprContext*>(context);
+               unary != nullptr && unary->op->getText() == "-") {
+      op = unary->op;
+      operands = {unary->expr()};
+    } else {
+      return std::nullopt;
+    }
+    std::string symbol = op->getText();
+    std::string name = operands.size() == 1 ? "negative"
+                       : symbol == "+"      ? "add"
+                       : symbol == "-"      ? "subtract"
+                       : symbol == "*"      ? "multiply"
+                                            : "divide";
+    return BinarySugar{name, loc(op), std::move(operands)};
+  }
+
+  static DplParser::IdentContext* as_name(DplParser::ExprContext* context) {
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    if (primary == nullptr) return nullptr;
+    auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(primary->primary());
+    return name != nullptr ? name->ident() : nullptr;
+  }
+
+  // `add`, `nn.softmax`, `R.nn.softmax`: a name or a chain of member accesses on names.
+  std::optional<std::string> dotted_name(DplParser::ExprContext* context) {
+    if (auto* name = as_name(context)) return name->getText();
+    if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
+      std::optional<std::string> prefix = dotted_name(member->expr());
+      if (prefix) return *prefix + "." + member->ident()->getText();
+    }
+    return std::nullopt;
+  }
+
+  bool check_variable_name(const std::string& name, SourceLoc where) {
+    if (name == "_" || name == "const") {
+      diags_.error(where, "'" + name + "' cannot be used as a variable name");
+      return false;
+    }
+    return true;
+  }
+
+  // Numbers (possibly negated), strings, True/False/None and lists of integers.
+  static bool is_literal_syntax(DplParser::ExprContext* context) {
+    if (auto* unary = dynamic_cast<DplParser::UnaryExprContext*>(context)) {
+      auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(unary->expr());
+      return unary->op->getText() == "-" && primary != nullptr &&
+             (dynamic_cast<DplParser::IntPrimaryContext*>(primary->primary()) != nullptr ||
+              dynamic_cast<DplParser::FloatPrimaryContext*>(primary->primary()) != nullptr);
+    }
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    if (primary == nullptr) return false;
+    DplParser::PrimaryContext* inner = primary->primary();
+    if (auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(inner)) {
+      std::string text = name->getText();
+      return text == "True" || text == "False" || text == "true" || text == "false" || text == "None";
+    }
+    return dynamic_cast<DplParser::IntPrimaryContext*>(inner) != nullptr ||
+           dynamic_cast<DplParser::FloatPrimaryContext*>(inner) != nullptr ||
+           dynamic_cast<DplParser::StringPrimaryContext*>(inner) != nullptr ||
+           dynamic_cast<DplParser::ListPrimaryContext*>(inner) != nullptr;
+  }
+
+  std::optional<AttrValue> literal(DplParser::ExprContext* context) {
+    if (auto* unary = dynamic_cast<DplParser::UnaryExprContext*>(context)) {
+      std::optional<AttrValue> value;
+      if (unary->op->getText() == "-" && is_literal_syntax(context)) value = literal(unary->expr());
+      if (value) {
+        if (auto* i = std::get_if<int64_t>(&*value)) *i = -*i;
+        if (auto* d = std::get_if<double>(&*value)) *d = -*d;
+      }
+      return value;
+    }
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    DplParser::PrimaryContext* inner = primary != nullptr ? primary->primary() : nullptr;
+    if (auto* integer = dynamic_cast<DplParser::IntPrimaryContext*>(inner)) {
+      std::string text = integer->getText();
+      int64_t value = 0;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error != std::errc() || end != text.data() + text.size()) {
+        diags_.error(loc(context), "integer literal out of range");
+        return std::nullopt;
+      }
+      return AttrValue(value);
+    }
+    if (auto* number = dynamic_cast<DplParser::FloatPrimaryContext*>(inner)) {
+      std::string text = number->getText();
+      char* end = nullptr;
+      double value = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size() || value == HUGE_VAL) {
+        diags_.error(loc(context), "number literal out of range");
+        return std::nullopt;
+      }
+      return AttrValue(value);
+    }
+    if (auto* string = dynamic_cast<DplParser::StringPrimaryContext*>(inner)) {
+      return AttrValue(unquote(string->getStart()));
+    }
+    if (auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(inner)) {
+      std::string text = name->getText();
+      if (text == "True" || text == "true") return AttrValue(true);
+      if (text == "False" || text == "false") return AttrValue(false);
+      if (text == "None") return AttrValue();
+    }
+    if (auto* list = dynamic_cast<DplParser::ListPrimaryContext*>(inner)) {
+      std::vector<int64_t> values;
+      for (DplParser::ExprContext* element : list->expr()) {
+        std::optional<AttrValue> value = is_literal_syntax(element) ? literal(element) : std::nullopt;
+        const int64_t* integer = value ? std::get_if<int64_t>(&*value) : nullptr;
+        if (integer == nullptr) {
+          if (!value) diags_.error(loc(element), "list attributes hold integer literals");
+          else diags_.error(loc(element), "list attributes hold integers, not '" + element->getText() + "'");
+          return std::nullopt;
+        }
+        values.push_back(*integer);
+      }
+      return AttrValue(std::move(values));
+    }
+    diags_.error(loc(context), "expected a literal value");
+    return std::nullopt;
+  }
+
+  static std::string unquote(const antlr4::Token* token) {
+    std::string text = token->getText();
+    std::string out;
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      char c = text[i];
+      if (c == '\\' && i + 2 < text.size()) {
+        char next = text[++i];
+        out += next == 'n' ? '\n' : next == 't' ? '\t' : next;
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
+  const SourceFile& source_;
+  DiagnosticEngine& diags_;
+  antlr4::TokenStream* parser_tokens_;
+  std::vector<PatternMacro> pass_macros_;  // declared inside pass blocks
+};
+
+}  // namespace
+
+std::unique_ptr<AstFile> parse(const SourceFile& source, DiagnosticEngine& diags) {
+  size_t errors_before = diags.error_count();
+  antlr4::ANTLRInputStream input(source.text());
+  DplLexer lexer(&input);
+  lexer.removeErrorListeners();  // the grammar's catch-all tokens mean the lexer never reports errors itself
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+  if (!check_tokens(source, tokens.getTokens(), diags)) return nullptr;
+
+  DplParser parser(&tokens);
+  auto strategy = std::make_shared<DplErrorStrategy>();
+  parser.setErrorHandler(strategy);
+  DiagnosticListener listener(source, diags, *strategy);
+  parser.removeErrorListeners();
+  parser.addErrorListener(&listener);
+  DplParser::FileContext* tree = parser.file();
+  if (diags.error_count() > errors_before) return nullptr;
+  return AstBuilder(source, diags, tokens).build(tree);
+}
+
+}  // namespace dpl::compiler

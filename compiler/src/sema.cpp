@@ -1,0 +1,728 @@
+// Semantic checks of a parsed .dpl file: ops and their signatures from the op registry, attribute names and
+// kinds, variable binding (left before right, same kind everywhere, bound in every alternative), unique names.
+#include "dpl/compiler/sema.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace dpl::compiler {
+
+namespace {
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+// Edit distance counting insertions, deletions, substitutions and swaps of adjacent characters.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The closest of `candidates` to `name`, if it is close enough to be a plausible typo.
+std::string nearest(std::string_view name, const std::vector<std::string>& candidates) {
+  // At most one edit per three characters, and fewer edits than the name has characters.
+  size_t allowed = std::max<size_t>(1, name.size() / 3);
+  if (allowed >= name.size()) allowed = name.size() == 0 ? 0 : name.size() - 1;
+  std::string best;
+  size_t best_distance = allowed + 1;
+  for (const std::string& candidate : candidates) {
+    size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string_view strip_op_prefix(std::string_view name) {
+  for (std::string_view prefix : {"R.", "relax."}) {
+    if (name.starts_with(prefix)) return name.substr(prefix.size());
+  }
+  return name;
+}
+
+std::string value_kind_name(const AttrValue& value) {
+  return std::visit(Overloaded{
+                        [](std::monostate) -> std::string { return "None"; },
+                        [](bool) -> std::string { return "a bool"; },
+                        [](int64_t) -> std::string { return "an int"; },
+                        [](double) -> std::string { return "a float"; },
+                        [](const std::string&) -> std::string { return "a string"; },
+                        [](const std::vector<int64_t>&) -> std::string { return "an int list"; },
+                    },
+                    value);
+}
+
+std::string plural(int count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// Each alternative of a rule becomes its own matcher function; this bounds the generated code.
+constexpr size_t kMaxAlternatives = 256;
+
+enum class VarKind { Value, Op, Attr, Dim };
+
+const char* var_kind_name(VarKind kind) {
+  switch (kind) {
+    case VarKind::Value: return "a value";
+    case VarKind::Op: return "an op";
+    case VarKind::Attr: return "an attribute value";
+    case VarKind::Dim: return "a dimension";
+  }
+  return "";
+}
+
+struct Variable {
+  VarKind kind = VarKind::Value;
+  SourceLoc loc;                  // where it is first bound
+  std::vector<OpId> ops;          // Op: the ops it may stand for
+  AttrKind attr_kind = AttrKind::Int;  // Attr: the kind of the captured attribute
+  bool partial = false;           // bound in only some alternatives of a `|`
+  bool poisoned = false;          // its binding had an error: uses are not checked further
+  int uses = 0;                   // references after the binding (left or right)
+};
+
+// Ordered, so that warnings come out in name order, deterministically.
+using Scope = std::map<std::string, Variable>;
+
+class Checker {
+ public:
+  Checker(AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry)
+      : file_(file), diags_(diags), registry_(registry) {}
+
+  void run() {
+    std::map<std::string, const Pass*> passes;
+    std::map<std::string, SourceLoc> rules;
+    for (Pass& pass : file_.passes) {
+      auto [it, inserted] = passes.emplace(pass.name, &pass);
+      if (!inserted) {
+        const Pass& first = *it->second;
+        Diagnostic& diag = diags_.error(pass.name_loc, "duplicate pass name '" + pass.name + "'");
+        DiagnosticEngine::add_note(diag, first.name_loc, "first defined here");
+        if (pass.implicit || first.implicit) {
+          DiagnosticEngine::add_note(diag, (pass.implicit ? pass : first).name_loc,
+                                     "rules outside a pass block form the pass named after the file");
+        }
+      }
+      for (Rule& rule : pass.rules) {
+        auto [first, fresh] = rules.emplace(rule.name, rule.name_loc);
+        if (!fresh) {
+          Diagnostic& diag = diags_.error(rule.name_loc, "duplicate rule name '" + rule.name + "'");
+          DiagnosticEngine::add_note(diag, first->second, "first defined here");
+        }
+        check_rule(rule);
+      }
+    }
+  }
+
+ private:
+  // --- rules and patterns ---
+
+  void check_rule(Rule& rule) {
+    size_t errors_before = diags_.error_count();
+    Scope scope;
+    check_pattern(*rule.lhs, scope);
+    if (!root_is_call(*rule.lhs)) {
+      diags_.error(rule.lhs->loc, "the left-hand side of a rule must be an op call");
+    } else if (count_alternatives(*rule.lhs, kMaxAlternatives) > kMaxAlternatives) {
+      diags_.error(rule.lhs->loc, "the pattern has more than " + std::to_string(kMaxAlternatives) +
+                                      " alternatives once '|' and '?' are expanded; split the rule");
+    }
+    if (rule.guard != nullptr) check_guard(*rule.guard, scope);
+    check_value_expr(*rule.rhs, scope);
+    if (diags_.error_count() > errors_before) return;  // unused names are noise next to an error
+    for (const auto& [name, variable] : scope) {
+      if (variable.uses == 0 && !name.starts_with("_") && !variable.partial) {
+        diags_.warning(variable.loc, "'" + name + "' is bound but never used" +
+                                         (variable.kind == VarKind::Value ? "; write _ to match any value" : ""));
+      }
+    }
+  }
+
+  // Every way the pattern can match has an op call at the root (what the matcher dispatches on).
+  bool root_is_call(const Pattern& pattern) const {
+    return std::visit(Overloaded{
+                          [&](const BindPattern& p) { return root_is_call(*p.inner); },
+                          [&](const CallPattern& p) { return !p.optional; },
+                          [&](const AltPattern& p) {
+                            return std::all_of(p.alternatives.begin(), p.alternatives.end(),
+                                               [&](const PatternPtr& a) { return root_is_call(*a); });
+                          },
+                          [](const auto&) { return false; },
+                      },
+                      pattern.node);
+  }
+
+  // Binds `name` on first use; a later use must be of the same kind.
+  void bind_or_use(const std::string& name, SourceLoc loc, Variable variable, Scope& scope) {
+    auto it = scope.find(name);
+    if (it == scope.end()) {
+      variable.loc = loc;
+      scope.emplace(name, std::move(variable));
+      return;
+    }
+    Variable& existing = it->second;
+    if (existing.poisoned || variable.poisoned) {
+      ++existing.uses;
+      return;
+    }
+    if (existing.partial) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "' is bound in only some alternatives of a '|'");
+      DiagnosticEngine::add_note(diag, existing.loc, "bound here");
+      return;
+    }
+    if (existing.kind != variable.kind) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "' is " + var_kind_name(variable.kind) + " here, but " +
+                                               var_kind_name(existing.kind) + " where it was bound");
+      DiagnosticEngine::add_note(diag, existing.loc, "first bound here");
+      return;
+    }
+    if (existing.kind == VarKind::Attr && existing.attr_kind != variable.attr_kind) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "' captures a " +
+                                               std::string(attr_kind_name(variable.attr_kind)) + " attribute here, but a " +
+                                               std::string(attr_kind_name(existing.attr_kind)) + " one where it was bound");
+      DiagnosticEngine::add_note(diag, existing.loc, "first bound here");
+      return;
+    }
+    ++existing.uses;
+  }
+
+  void check_pattern(Pattern& pattern, Scope& scope) {
+    std::visit(Overloaded{
+                   [](WildcardPattern&) {},
+                   [](ConstPattern&) {},
+                   [&](VarPattern& p) { bind_or_use(p.name, pattern.loc, Variable{}, scope); },
+                   [&](BindPattern& p) {
+                     bind_or_use(p.name, p.name_loc, Variable{}, scope);
+                     check_pattern(*p.inner, scope);
+                   },
+                   [&](CallPattern& p) { check_call_pattern(p, pattern.loc, scope); },
+                   [&](AltPattern& p) { check_alternatives(p, scope); },
+                   [&](ItemPattern& p) { check_pattern(*p.tuple, scope); },
+                   [&](TuplePattern& p) {
+                     for (PatternPtr& field : p.fields) check_pattern(*field, scope);
+                   },
+                   [&](TypePattern& p) {
+                     if (!p.shape) return;
+                     for (const DimPattern& dim : *p.shape) {
+                       if (dim.kind != DimPattern::Kind::Var) continue;
+                       Variable variable;
+                       variable.kind = VarKind::Dim;
+                       bind_or_use(dim.name, dim.loc, std::move(variable), scope);
+                     }
+                   },
+               },
+               pattern.node);
+  }
+
+  // Reports what is wrong with the call but still binds every name in it, so that one mistake does not
+  // cascade into "not bound" errors further on.
+  void check_call_pattern(CallPattern& call, SourceLoc loc, Scope& scope) {
+    bool ops_ok = true;
+    for (OpName& op : call.ops) ops_ok = resolve_op(op) && ops_ok;
+    bool op_var_ok = !call.op_var.empty();
+    if (call.optional) {
+      if (call.operands.size() != 1) {
+        diags_.error(loc, "an optional op ('?') wraps exactly one operand, the value matched when the op is absent");
+      }
+      if (!call.op_var.empty()) {
+        diags_.error(call.op_var_loc, "an optional op cannot bind an op variable: the op may be absent");
+        op_var_ok = false;
+      }
+    }
+    if (op_var_ok) {
+      Variable variable;
+      variable.kind = VarKind::Op;
+      variable.poisoned = !ops_ok;
+      if (ops_ok) {
+        for (const OpName& op : call.ops) variable.ops.push_back(op.id);
+      }
+      bind_or_use(call.op_var, call.op_var_loc, std::move(variable), scope);
+    }
+    if (ops_ok) {
+      for (const OpName& op : call.ops) check_arity(op, static_cast<int>(call.operands.size()), loc);
+    }
+    std::set<std::string> seen;
+    for (PatternAttr& attr : call.attrs) {
+      if (!seen.insert(attr.name).second) {
+        diags_.error(attr.loc, "attribute '" + attr.name + "' is given twice");
+        continue;
+      }
+      std::optional<AttrKind> kind = ops_ok ? attribute_kind(call.ops, attr.name, attr.loc) : std::nullopt;
+      if (attr.literal) {
+        if (kind) check_literal_kind(*attr.literal, *kind, call.ops[0], attr);
+      } else {
+        Variable variable;
+        variable.kind = VarKind::Attr;
+        variable.attr_kind = kind.value_or(AttrKind::Int);
+        variable.poisoned = !kind;
+        bind_or_use(attr.capture, attr.value_loc, std::move(variable), scope);
+      }
+    }
+    for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
+  }
+
+  // Each alternative starts from the same scope; afterwards a name counts as bound only if every alternative
+  // binds it the same way.
+  void check_alternatives(AltPattern& alt, Scope& scope) {
+    std::vector<Scope> results;
+    for (PatternPtr& alternative : alt.alternatives) {
+      Scope branch = scope;
+      check_pattern(*alternative, branch);
+      results.push_back(std::move(branch));
+    }
+    Scope merged = scope;
+    for (const Scope& branch : results) {
+      for (const auto& [name, variable] : branch) {
+        auto it = merged.find(name);
+        if (it == merged.end()) {
+          merged.emplace(name, variable);
+        } else if (scope.count(name) != 0 || it->second.kind == variable.kind) {
+          it->second.uses = std::max(it->second.uses, variable.uses);
+        }
+      }
+    }
+    for (auto& [name, variable] : merged) {
+      if (scope.count(name) != 0) continue;
+      for (const Scope& branch : results) {
+        auto it = branch.find(name);
+        if (it == branch.end() || it->second.kind != variable.kind) variable.partial = true;
+      }
+    }
+    scope = std::move(merged);
+  }
+
+  // --- right-hand sides ---
+
+  // An operand of a call or the whole right-hand side: something that produces a graph value.
+  void check_value_expr(Expr& expr, Scope& scope) {
+    std::visit(Overloaded{
+                   [&](VarExpr& e) { use_variable(e.name, expr.loc, VarKind::Value, scope); },
+                   [](ConstExpr&) {},
+                   [&](LiteralExpr&) {
+                     diags_.error(expr.loc, "a literal is not a graph value; write const(" + to_string(expr) +
+                                                ") for a new constant");
+                   },
+                   [&](CallExpr& e) { check_call_expr(e, expr.loc, scope); },
+                   [&](ItemExpr& e) { check_value_expr(*e.tuple, scope); },
+                   [&](TupleExpr& e) {
+                     for (ExprPtr& field : e.fields) check_value_expr(*field, scope);
+                   },
+                   [&](auto&) {
+                     diags_.error(expr.loc, "expected a graph value: a bound name, an op call or const(...)");
+                   },
+               },
+               expr.node);
+    expr.type = ExprType::Value;
+  }
+
+  const Variable* use_variable(const std::string& name, SourceLoc loc, VarKind expected, Scope& scope) {
+    auto it = scope.find(name);
+    if (it == scope.end()) {
+      std::vector<std::string> bound;
+      for (const auto& [bound_name, variable] : scope) {
+        if (variable.kind == expected && !variable.partial) bound.push_back(bound_name);
+      }
+      std::string message = "'" + name + "' is not bound on the left-hand side";
+      if (std::string suggestion = nearest(name, bound); !suggestion.empty()) {
+        message += "; did you mean '" + suggestion + "'?";
+      }
+      diags_.error(loc, message);
+      return nullptr;
+    }
+    Variable& variable = it->second;
+    if (variable.poisoned) {
+      ++variable.uses;
+      return nullptr;
+    }
+    if (variable.partial) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "' is bound in only some alternatives of a '|'");
+      DiagnosticEngine::add_note(diag, variable.loc, "bound here");
+      return nullptr;
+    }
+    if (variable.kind != expected) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "' is " + var_kind_name(variable.kind) + ", but " +
+                                               var_kind_name(expected) + " is needed here");
+      DiagnosticEngine::add_note(diag, variable.loc, "bound here");
+      return nullptr;
+    }
+    ++variable.uses;
+    return &variable;
+  }
+
+  void check_call_expr(CallExpr& call, SourceLoc loc, Scope& scope) {
+    std::vector<OpName> ops;
+    auto var = scope.find(call.op.text);
+    if (var != scope.end()) {
+      const Variable* variable = use_variable(call.op.text, call.op.loc, VarKind::Op, scope);
+      call.op_is_var = true;
+      if (!call.attrs.empty()) {
+        diags_.error(call.attrs[0].loc, "a call of an op variable takes no attributes; it gets the op's defaults");
+      }
+      if (variable != nullptr && call.attrs.empty()) {
+        for (OpId id : variable->ops) ops.push_back(OpName{call.op.text, call.op.loc, id});
+      }
+    } else if (resolve_op(call.op)) {
+      ops.push_back(call.op);
+    }
+    for (const OpName& op : ops) check_arity(op, static_cast<int>(call.operands.size()), loc);
+    std::set<std::string> seen;
+    for (ExprAttr& attr : call.attrs) {
+      if (!seen.insert(attr.name).second) {
+        diags_.error(attr.loc, "attribute '" + attr.name + "' is given twice");
+        continue;
+      }
+      std::optional<AttrKind> kind = ops.empty() ? std::nullopt : attribute_kind(ops, attr.name, attr.loc);
+      check_attr_expr(*attr.value, kind, ops.empty() ? nullptr : &ops[0], attr, scope);
+    }
+    for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope);
+  }
+
+  // An attribute value on the right: a literal, a captured attribute, or a value computed like a guard
+  // (`axis=x.rank - 1`, `scale=s.value`, `dtype=x.dtype`) whose type suits the attribute's kind.
+  void check_attr_expr(Expr& value, std::optional<AttrKind> kind, const OpName* op, const ExprAttr& attr,
+                       Scope& scope) {
+    if (auto* literal = std::get_if<LiteralExpr>(&value.node)) {
+      if (kind) check_literal_kind(literal->value, *kind, *op, PatternAttr{attr.name, attr.loc, value.loc, {}, {}, -1});
+      value.type = literal_type(literal->value);
+      return;
+    }
+    ExprType type = check_computed(value, scope);
+    if (!kind || type == ExprType::Unknown) return;
+    bool capture = std::holds_alternative<VarExpr>(value.node) && !value.dtype_literal && type != ExprType::Value &&
+                   type != ExprType::Op;
+    if (capture && value.attr_kind == *kind) return;  // copied as it is
+    if (type != ExprType::Attr && attr_accepts(*kind, type)) return;
+    Diagnostic& diag = diags_.error(value.loc, "attribute '" + attr.name + "' of " + registry_.get(op->id).name +
+                                                   " expects " + std::string(attr_kind_name(*kind)) + ", but '" +
+                                                   to_string(value) + "' is " + type_name(type));
+    if (capture) DiagnosticEngine::add_note(diag, scope.at(std::get<VarExpr>(value.node).name).loc, "captured here");
+  }
+
+  // --- guards and computed values ---
+
+  void check_guard(Expr& guard, Scope& scope) {
+    ExprType type = check_computed(guard, scope);
+    if (type != ExprType::Bool && type != ExprType::Unknown) {
+      diags_.error(guard.loc, "a guard must be a condition, but '" + to_string(guard) + "' is " + type_name(type));
+    }
+  }
+
+  static ExprType literal_type(const AttrValue& value) {
+    return std::visit(Overloaded{
+                          [](std::monostate) { return ExprType::Attr; },
+                          [](bool) { return ExprType::Bool; },
+                          [](int64_t) { return ExprType::Number; },
+                          [](double) { return ExprType::Number; },
+                          [](const std::string&) { return ExprType::String; },
+                          [](const std::vector<int64_t>&) { return ExprType::IntList; },
+                      },
+                      value);
+  }
+
+  // How a captured attribute of `kind` takes part in guards.
+  static ExprType type_of_attr(AttrKind kind) {
+    switch (kind) {
+      case AttrKind::Int:
+      case AttrKind::Float: return ExprType::Number;
+      case AttrKind::Bool: return ExprType::Bool;
+      case AttrKind::String:
+      case AttrKind::DType: return ExprType::String;
+      case AttrKind::IntList: return ExprType::IntList;
+      default: return ExprType::Attr;  // optional or mixed: compared as a whole
+    }
+  }
+
+  static bool attr_accepts(AttrKind kind, ExprType type) {
+    switch (kind) {
+      case AttrKind::Int:
+      case AttrKind::Float:
+      case AttrKind::OptInt:
+      case AttrKind::OptFloat: return type == ExprType::Number;
+      case AttrKind::Bool: return type == ExprType::Bool;
+      case AttrKind::DType: return type == ExprType::DType || type == ExprType::String;
+      case AttrKind::String:
+      case AttrKind::OptString: return type == ExprType::String;
+      case AttrKind::IntList:
+      case AttrKind::OptIntList:
+      case AttrKind::IntOrIntList: return type == ExprType::IntList;
+    }
+    return false;
+  }
+
+  static std::string type_name(ExprType type) {
+    switch (type) {
+      case ExprType::Unknown: return "unknown";
+      case ExprType::Value: return "a graph value";
+      case ExprType::Number: return "a number";
+      case ExprType::Bool: return "a condition";
+      case ExprType::DType: return "a dtype";
+      case ExprType::String: return "a string";
+      case ExprType::IntList: return "an int list";
+      case ExprType::Attr: return "an attribute value";
+      case ExprType::Op: return "an op";
+    }
+    return "unknown";
+  }
+
+  // Types a guard-like expression; reports what is wrong and returns Unknown then (which silences follow-ups).
+  ExprType check_computed(Expr& expr, Scope& scope) {
+    ExprType type = std::visit(
+        Overloaded{
+            [&](LiteralExpr& e) { return literal_type(e.value); },
+            [&](VarExpr& e) { return check_name(e, expr, scope); },
+            [&](MemberExpr& e) { return check_member(e, scope); },
+            [&](IndexExpr& e) { return check_index(e, expr, scope); },
+            [&](UnaryExpr& e) {
+              ExprType operand = check_computed(*e.operand, scope);
+              ExprType wanted = e.op == UnaryOp::Negate ? ExprType::Number : ExprType::Bool;
+              if (operand == ExprType::Unknown) return ExprType::Unknown;
+              if (operand != wanted) {
+                diags_.error(expr.loc, std::string(e.op == UnaryOp::Negate ? "'-' needs a number" : "'!' needs a condition") +
+                                           ", but '" + to_string(*e.operand) + "' is " + type_name(operand));
+                return ExprType::Unknown;
+              }
+              return wanted;
+            },
+            [&](BinaryExpr& e) { return check_binary(e, scope); },
+            [&](auto&) {
+              diags_.error(expr.loc, "expected a guard expression");
+              return ExprType::Unknown;
+            },
+        },
+        expr.node);
+    expr.type = type;
+    return type;
+  }
+
+  ExprType check_name(const VarExpr& var, Expr& expr, Scope& scope) {
+    auto it = scope.find(var.name);
+    if (it == scope.end()) {
+      if (std::optional<DType> dtype = parse_dtype(var.name); dtype && *dtype != DType::Unknown) {
+        expr.dtype_literal = dtype;
+        return ExprType::DType;
+      }
+      use_variable(var.name, expr.loc, VarKind::Value, scope);  // reports it as unbound
+      return ExprType::Unknown;
+    }
+    Variable& variable = it->second;
+    if (variable.poisoned || variable.partial) {
+      use_variable(var.name, expr.loc, variable.kind, scope);  // reports a partial binding
+      return ExprType::Unknown;
+    }
+    ++variable.uses;
+    switch (variable.kind) {
+      case VarKind::Value: return ExprType::Value;
+      case VarKind::Op: return ExprType::Op;
+      case VarKind::Dim: return ExprType::Number;
+      case VarKind::Attr:
+        expr.attr_kind = variable.attr_kind;
+        return type_of_attr(variable.attr_kind);
+    }
+    return ExprType::Unknown;
+  }
+
+  // The value variable a property is read from, or nullptr after reporting why not.
+  bool check_property_object(Expr& object, Scope& scope, const std::string& property) {
+    ExprType type = check_computed(object, scope);
+    if (type == ExprType::Unknown) return false;
+    if (type != ExprType::Value || !std::holds_alternative<VarExpr>(object.node)) {
+      diags_.error(object.loc, "'." + property + "' reads a property of a matched value, but '" + to_string(object) +
+                                   "' is " + type_name(type));
+      return false;
+    }
+    return true;
+  }
+
+  ExprType check_member(MemberExpr& member, Scope& scope) {
+    static const std::map<std::string, ExprType> properties = {
+        {"dtype", ExprType::DType}, {"rank", ExprType::Number}, {"uses", ExprType::Number},
+        {"value", ExprType::Number}};
+    auto it = properties.find(member.member);
+    if (it == properties.end()) {
+      if (member.member == "shape") {
+        diags_.error(member.member_loc, "index the shape to read one dimension: x.shape[0]");
+      } else {
+        diags_.error(member.member_loc,
+                     "unknown property '" + member.member + "'; properties: dtype, rank, shape[i], uses, value");
+      }
+      check_computed(*member.object, scope);
+      return ExprType::Unknown;
+    }
+    if (!check_property_object(*member.object, scope, member.member)) return ExprType::Unknown;
+    return it->second;
+  }
+
+  ExprType check_index(IndexExpr& index, Expr& expr, Scope& scope) {
+    auto* member = std::get_if<MemberExpr>(&index.object->node);
+    if (member == nullptr || member->member != "shape") {
+      diags_.error(expr.loc, "only a shape can be indexed: x.shape[0]");
+      return ExprType::Unknown;
+    }
+    index.object->type = ExprType::IntList;
+    if (!check_property_object(*member->object, scope, "shape")) return ExprType::Unknown;
+    if (!constant_int(*index.index)) {
+      diags_.error(index.index->loc, "a shape index is an integer literal (negative counts from the end)");
+      return ExprType::Unknown;
+    }
+    index.index->type = ExprType::Number;
+    return ExprType::Number;
+  }
+
+  ExprType check_binary(BinaryExpr& binary, Scope& scope) {
+    ExprType lhs = check_computed(*binary.lhs, scope);
+    ExprType rhs = check_computed(*binary.rhs, scope);
+    if (lhs == ExprType::Unknown || rhs == ExprType::Unknown) return ExprType::Unknown;
+    std::string op(binary_op_spelling(binary.op));
+    auto require = [&](ExprType wanted, const char* what) {
+      for (const ExprPtr* side : {&binary.lhs, &binary.rhs}) {
+        if ((*side)->type != wanted) {
+          diags_.error((*side)->loc, "'" + op + "' needs " + what + ", but '" + to_string(**side) + "' is " +
+                                         type_name((*side)->type));
+          return false;
+        }
+      }
+      return true;
+    };
+    switch (binary.op) {
+      case BinaryOp::Add:
+      case BinaryOp::Subtract:
+      case BinaryOp::Multiply:
+      case BinaryOp::Divide: return require(ExprType::Number, "numbers") ? ExprType::Number : ExprType::Unknown;
+      case BinaryOp::Less:
+      case BinaryOp::LessEqual:
+      case BinaryOp::Greater:
+      case BinaryOp::GreaterEqual: return require(ExprType::Number, "numbers") ? ExprType::Bool : ExprType::Unknown;
+      case BinaryOp::And:
+      case BinaryOp::Or: return require(ExprType::Bool, "conditions") ? ExprType::Bool : ExprType::Unknown;
+      case BinaryOp::Equal:
+      case BinaryOp::NotEqual:
+        if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
+        diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
+        return ExprType::Unknown;
+    }
+    return ExprType::Unknown;
+  }
+
+  // Equality is defined between like things; a dtype also compares with a string (an attribute holding a dtype
+  // name), and a whole attribute value with a literal or another capture.
+  static bool comparable(const Expr& a, const Expr& b) {
+    auto text = [](ExprType t) { return t == ExprType::DType || t == ExprType::String; };
+    if (a.type == ExprType::Attr || b.type == ExprType::Attr) {
+      const Expr& other = a.type == ExprType::Attr ? b : a;
+      return std::holds_alternative<LiteralExpr>(other.node) || other.type == ExprType::Attr;
+    }
+    if (a.type == ExprType::Op) return false;
+    return a.type == b.type || (text(a.type) && text(b.type));
+  }
+
+  static bool constant_int(const Expr& expr) {
+    if (const auto* literal = std::get_if<LiteralExpr>(&expr.node)) {
+      return std::holds_alternative<int64_t>(literal->value);
+    }
+    return false;
+  }
+
+  // --- ops and attributes ---
+
+  bool resolve_op(OpName& op) {
+    if (const OpInfo* info = registry_.find(op.text)) {
+      op.id = info->id;
+      return true;
+    }
+    std::string message = "unknown op '" + op.text + "'";
+    if (std::string suggestion = nearest_op_name(op.text, registry_); !suggestion.empty()) {
+      message += "; did you mean '" + suggestion + "'?";
+    }
+    diags_.error(op.loc, message);
+    return false;
+  }
+
+  void check_arity(const OpName& op, int count, SourceLoc loc) {
+    const OpInfo& info = registry_.get(op.id);
+    if (count >= info.min_operands && (info.max_operands < 0 || count <= info.max_operands)) return;
+    std::string expected;
+    if (info.max_operands < 0) {
+      expected = "at least " + plural(info.min_operands, "operand");
+    } else if (info.min_operands == info.max_operands) {
+      expected = plural(info.min_operands, "operand");
+    } else {
+      expected = std::to_string(info.min_operands) + " to " + plural(info.max_operands, "operand");
+    }
+    diags_.error(loc, info.name + " takes " + expected + ", but " + std::to_string(count) +
+                          (count == 1 ? " is" : " are") + " given");
+  }
+
+  // The kind of attribute `name` of every op in `ops` (alternatives must agree), or nullopt after an error.
+  std::optional<AttrKind> attribute_kind(const std::vector<OpName>& ops, const std::string& name, SourceLoc loc) {
+    std::optional<AttrKind> kind;
+    for (const OpName& op : ops) {
+      const OpInfo& info = registry_.get(op.id);
+      int index = info.attr_index(name);
+      if (index < 0) {
+        std::string message = "unknown attribute '" + name + "' of " + info.name;
+        if (info.attrs.empty()) {
+          message += "; " + info.name + " has no attributes";
+        } else {
+          message += "; valid attributes: ";
+          for (size_t i = 0; i < info.attrs.size(); ++i) message += (i > 0 ? ", " : "") + info.attrs[i].name;
+        }
+        diags_.error(loc, message);
+        return std::nullopt;
+      }
+      AttrKind this_kind = info.attrs[static_cast<size_t>(index)].kind;
+      if (kind && *kind != this_kind) {
+        diags_.error(loc, "attribute '" + name + "' has different kinds in the alternative ops");
+        return std::nullopt;
+      }
+      kind = this_kind;
+    }
+    return kind;
+  }
+
+  // Converts `value` to `kind` in place (an int where a float is expected), or reports the mismatch.
+  void check_literal_kind(AttrValue& value, AttrKind kind, const OpName& op, const PatternAttr& attr) {
+    AttrValue converted = value;
+    if (attr_matches_kind(kind, converted)) {
+      value = std::move(converted);
+      return;
+    }
+    diags_.error(attr.value_loc, "attribute '" + attr.name + "' of " + registry_.get(op.id).name + " expects " +
+                                     std::string(attr_kind_name(kind)) + ", but " + attr_value_str(value) +
+                                     " is " + value_kind_name(value));
+  }
+
+  AstFile& file_;
+  DiagnosticEngine& diags_;
+  const OpRegistry& registry_;
+};
+
+}  // namespace
+
+std::string nearest_op_name(std::string_view name, const OpRegistry& registry) {
+  std::vector<std::string> names;
+  for (size_t id = 0; id < registry.size(); ++id) names.push_back(registry.get(static_cast<OpId>(id)).name);
+  return nearest(strip_op_prefix(name), names);
+}
+
+bool check(AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
+  size_t errors_before = diags.error_count();
+  Checker(file, diags, registry).run();
+  return diags.error_count() == errors_before;
+}
+
+}  // namespace dpl::compiler

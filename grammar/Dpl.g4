@@ -1,0 +1,81 @@
+// Dpl.g4: the grammar of .dpl rewrite-rule files; docs/language.md describes what each construct means.
+//
+// One expression grammar serves patterns, guards and right-hand sides; the parser stage (compiler/src/parse.cpp)
+// turns it into the pattern or expression AST the context calls for and rejects forms that do not belong there.
+grammar Dpl;
+
+file : item* EOF ;
+
+item
+  : passDecl
+  | ruleDecl
+  | patternDecl
+  | importDecl
+  ;
+
+importDecl : 'import' STRING ';' ;
+
+passDecl : 'pass' ident description=STRING? '{' passItem* '}' ;
+
+passItem
+  : ruleDecl
+  | patternDecl
+  ;
+
+ruleDecl : 'rule' ident ':' lhs=expr ('where' guard=expr)? '=>' rhs=expr ';' ;
+
+patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
+
+// Alternatives listed first bind tighter. `name: p` is a prefix form with the lowest precedence, so
+// `op: add | multiply` binds `op` to the whole alternation.
+expr
+  : expr '(' arguments? ')'                                  # callExpr
+  | expr '[' expr (',' expr)* ']'                            # indexExpr
+  | expr '.' ident                                           # memberExpr
+  | expr '?'                                                 # optionalExpr
+  | op=('-' | '!') expr                                      # unaryExpr
+  | expr op=('*' | '/') expr                                 # mulExpr
+  | expr op=('+' | '-') expr                                 # addExpr
+  | expr op=('==' | '!=' | '<' | '<=' | '>' | '>=') expr     # compareExpr
+  | expr '&&' expr                                           # andExpr
+  | expr '||' expr                                           # orExpr
+  | expr '|' expr                                            # altExpr
+  | ident ':' expr                                           # bindExpr
+  | primary                                                  # primaryExpr
+  ;
+
+primary
+  : ident                                                    # namePrimary
+  | INT                                                      # intPrimary
+  | FLOAT                                                    # floatPrimary
+  | STRING                                                   # stringPrimary
+  | '[' (expr (',' expr)*)? ']'                              # listPrimary
+  | '(' expr ')'                                             # parenPrimary
+  | '(' (expr ',' (expr (',' expr)*)?)? ')'                  # tuplePrimary
+  ;
+
+arguments : argument (',' argument)* ;
+
+argument
+  : ident '=' expr                                           # keywordArgument
+  | expr                                                     # positionalArgument
+  ;
+
+// `where` is also an op (R.where), so it stays usable as a name.
+ident : IDENT | 'where' ;
+
+INT : [0-9]+ ;
+FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;
+fragment EXPONENT : [eE] [+-]? [0-9]+ ;
+STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
+IDENT : [a-zA-Z_] [a-zA-Z_0-9]* ;
+
+LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+WHITESPACE : [ \t\r\n]+ -> skip ;
+
+// Anything else becomes a token the parser rejects with a located error (the lexer itself never fails).
+// Both match a proper prefix of a well-formed comment or string, so the longer well-formed token wins.
+UNTERMINATED_COMMENT : '/*' (~'*' | '*'+ ~[*/])* '*'* ;
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ('\\')? ;
+UNKNOWN_CHAR : . ;

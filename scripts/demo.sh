@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The README's first command: installs what is missing, builds dpl in ./build, then shows every bundled example
+# (rules, input model, rewritten model, statistics) and runs the bundled passes over the real models.
+# DPL_BUILD_DIR (default: build) and DPL_JOBS (default: 2) adjust it.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${DPL_BUILD_DIR:-$root/build}
+models_dir=${DPL_MODELS_DIR:-$root/../shared/models}
+
+banner() { printf '\n%s\n%s\n' "$1" "$(printf '%*s' "${#1}" '' | tr ' ' '=')"; }
+section() { printf '\n--- %s\n' "$1"; }
+# Lines of the form `name: type = value` inside a function: the model's bindings.
+count_bindings() { grep -cE '^[[:space:]]+[A-Za-z_][A-Za-z0-9_]*: .+ = ' || true; }
+
+"$root/scripts/bootstrap.sh"
+banner "Building dpl in $build_dir"
+cmake -S "$root" -B "$build_dir" -G Ninja >/dev/null
+cmake --build "$build_dir" -j "${DPL_JOBS:-2}" | tail -n 1
+dpl_opt="$build_dir/tools/dpl-opt/dpl-opt"
+
+banner "Passes linked into dpl-opt (dpl-opt --list-passes)"
+"$dpl_opt" --list-passes
+
+# Every pass of every bundled example, for the real models below.
+all_passes=()
+for example_dir in "$root"/examples/*/; do
+  example=$(basename "$example_dir")
+  [[ -e "$example_dir/CMakeLists.txt" ]] && continue
+  for rules in "$example_dir"*.dpl; do
+    [[ -e "$rules" ]] || continue
+    stem=$(basename "$rules" .dpl)
+    passes=$(sed -nE 's/^[[:space:]]*pass[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | paste -sd, -)
+    [[ -n "$passes" ]] || continue
+    all_passes+=("$passes")
+    input="$example_dir$stem.input.relax"
+    expected="$example_dir$stem.expected.relax"
+    [[ -e "$input" ]] || continue
+
+    banner "Example $example/$stem: pass $passes"
+    section "rules ($example/$stem.dpl)"
+    cat "$rules"
+    section "before ($example/$stem.input.relax)"
+    cat "$input"
+    section "after (dpl-opt -p $passes $example/$stem.input.relax --stats)"
+    "$dpl_opt" -p "$passes" "$input" --stats 2>"$build_dir/demo-stats.txt"
+    section "statistics"
+    cat "$build_dir/demo-stats.txt"
+    if [[ -e "$expected" ]]; then
+      section "compared with the seed's result ($example/$stem.expected.relax)"
+      "$dpl_opt" -p "$passes" "$input" -o "$build_dir/demo-output.relax"
+      "$dpl_opt" --equal "$build_dir/demo-output.relax" "$expected"
+    fi
+  done
+done
+
+pipeline=$(IFS=,; echo "${all_passes[*]}")
+banner "Real models in $models_dir: every bundled pass ($pipeline)"
+printf '%-32s %10s %10s\n' model "bindings" "after"
+for model in "$models_dir"/*.relax; do
+  [[ -e "$model" ]] || continue
+  before=$(count_bindings <"$model")
+  if "$dpl_opt" -p "$pipeline" "$model" --stats -o "$build_dir/demo-model.relax" 2>"$build_dir/demo-stats.txt"; then
+    after=$(count_bindings <"$build_dir/demo-model.relax")
+    printf '%-32s %10s %10s\n' "$(basename "$model")" "$before" "$after"
+    sed -nE 's/^pass ([^:]+): (.*)/    \1: \2/p' "$build_dir/demo-stats.txt"
+  else
+    printf '%-32s %10s %10s\n' "$(basename "$model")" "$before" "failed"
+    sed 's/^/    /' "$build_dir/demo-stats.txt"
+  fi
+done
+rm -f "$build_dir"/demo-stats.txt "$build_dir"/demo-output.relax "$build_dir"/demo-model.relax

@@ -1,0 +1,150 @@
+// dplc as a process: exit codes (0 ok, 1 input errors, 2 usage), files written atomically and only without
+// errors, the depfile, --check, --emit, --namespace, and byte-identical output whatever the input's directory.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DplcRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string quote(const std::string& arg) { return "'" + arg + "'"; }
+
+DplcRun run_dplc(const std::string& args) {
+  DplcRun run;
+  std::string command = quote(DPLC_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  return run;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class Dplc : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dplc_cli_test_" + std::to_string(::getpid()) + "_" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+};
+
+const std::string kGood = "pass simple {\n  rule add_self: add(x, x) => multiply(x, const(2.0));\n}\n";
+const std::string kBad = "rule r: ad(x, x) => x;\nrule s: exp(x) => y;\n";
+
+TEST_F(Dplc, WritesHeaderAndSourceAndDepfile) {
+  write_file(dir_ / "rules.dpl", kGood);
+  DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote((dir_ / "out").string()) +
+                     " --depfile " + quote((dir_ / "out/rules.d").string()));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "");
+  std::string header = read_file(dir_ / "out/rules.dpl.h");
+  std::string source = read_file(dir_ / "out/rules.dpl.cpp");
+  EXPECT_NE(header.find("const dpl::PassDef& simple_pass();"), std::string::npos) << header;
+  EXPECT_NE(header.find("namespace dpl_passes {"), std::string::npos);
+  EXPECT_NE(source.find("// rule add_self (rules.dpl:2)"), std::string::npos) << source;
+  std::string depfile = read_file(dir_ / "out/rules.d");
+  EXPECT_EQ(depfile, (dir_ / "out/rules.dpl.h").string() + " " + (dir_ / "out/rules.dpl.cpp").string() + ": " +
+                         (dir_ / "rules.dpl").string() + "\n");
+  // No temporary files are left behind.
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_ / "out")) ++files;
+  EXPECT_EQ(files, 3);
+}
+
+TEST_F(Dplc, OutputIsTheSameFromAnyDirectory) {
+  write_file(dir_ / "a/rules.dpl", kGood);
+  write_file(dir_ / "b/deeper/rules.dpl", kGood);
+  ASSERT_EQ(run_dplc(quote((dir_ / "a/rules.dpl").string()) + " -o " + quote((dir_ / "out_a").string())).exit_code, 0);
+  ASSERT_EQ(run_dplc(quote((dir_ / "b/deeper/rules.dpl").string()) + " -o " + quote((dir_ / "out_b").string())).exit_code,
+            0);
+  EXPECT_EQ(read_file(dir_ / "out_a/rules.dpl.cpp"), read_file(dir_ / "out_b/rules.dpl.cpp"));
+  EXPECT_EQ(read_file(dir_ / "out_a/rules.dpl.h"), read_file(dir_ / "out_b/rules.dpl.h"));
+}
+
+TEST_F(Dplc, ErrorsExitOneAndWriteNothing) {
+  write_file(dir_ / "bad.dpl", kBad);
+  DplcRun run = run_dplc(quote((dir_ / "bad.dpl").string()) + " -o " + quote((dir_ / "out").string()));
+  EXPECT_EQ(run.exit_code, 1);
+  // Both errors, each with file:line:col, the source line and a caret.
+  EXPECT_NE(run.output.find("bad.dpl:1:9: error: unknown op 'ad'; did you mean 'add'?\nrule r: ad(x, x) => x;\n"
+                            "        ^~"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("bad.dpl:2:19: error: 'y' is not bound on the left-hand side"), std::string::npos)
+      << run.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out/bad.dpl.h"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/bad.dpl.cpp"));
+}
+
+TEST_F(Dplc, CheckWritesNothing) {
+  write_file(dir_ / "rules.dpl", kGood);
+  EXPECT_EQ(run_dplc("--check " + quote((dir_ / "rules.dpl").string())).exit_code, 0);
+  write_file(dir_ / "bad.dpl", kBad);
+  EXPECT_EQ(run_dplc("--check " + quote((dir_ / "bad.dpl").string())).exit_code, 1);
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2);
+}
+
+TEST_F(Dplc, EmitPrintsToStdout) {
+  write_file(dir_ / "rules.dpl", kGood);
+  DplcRun ast = run_dplc("--emit=ast " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(ast.exit_code, 0);
+  EXPECT_NE(ast.output.find("match   add(x, x)"), std::string::npos) << ast.output;
+  DplcRun cpp = run_dplc("--emit=cpp --namespace my::passes " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(cpp.exit_code, 0);
+  EXPECT_NE(cpp.output.find("namespace my::passes {"), std::string::npos) << cpp.output;
+  EXPECT_NE(cpp.output.find("bool rule_add_self(dpl::Rewriter& rewriter, dpl::Node* root)"), std::string::npos);
+}
+
+TEST_F(Dplc, UsageErrorsExitTwo) {
+  write_file(dir_ / "rules.dpl", kGood);
+  EXPECT_EQ(run_dplc("").exit_code, 2);
+  EXPECT_EQ(run_dplc(quote((dir_ / "rules.dpl").string())).exit_code, 2);  // neither -o, --check nor --emit
+  EXPECT_EQ(run_dplc("--emit=plan " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
+  EXPECT_EQ(run_dplc("--frobnicate " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
+  EXPECT_EQ(run_dplc("--check --namespace 'not a namespace' " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
+  DplcRun help = run_dplc("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--depfile"), std::string::npos);
+}
+
+TEST_F(Dplc, UnreadableInputIsAnInputError) {
+  DplcRun run = run_dplc("--check " + quote((dir_ / "missing.dpl").string()));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.output.find("missing.dpl"), std::string::npos) << run.output;
+}
+
+}  // namespace

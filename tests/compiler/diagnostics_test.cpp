@@ -1,0 +1,191 @@
+// Data-driven compiler tests: each fail/*.dpl states the diagnostics it must produce in `// expect-...` comments
+// and gets exactly those; each pass/*.dpl compiles with no diagnostic at all.
+//
+// Expectation syntax (anywhere in a line, usually a trailing or a preceding comment):
+//   expect-error: MESSAGE          on this line, any column
+//   expect-error@:COL: MESSAGE     on this line, at column COL
+//   expect-error@+N: MESSAGE       N lines below (@-N: above; @N: line N), any column
+//   expect-error@+N:COL: MESSAGE   N lines below, at column COL
+// `error` may be `warning` or `note`. Errors and warnings must all be expected; notes are checked in files that
+// expect at least one note. MESSAGE is compared exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "dpl/compiler/compile.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dpl::Diagnostic;
+using dpl::Severity;
+
+struct Expected {
+  Severity severity;
+  uint32_t line;
+  std::optional<uint32_t> col;
+  std::string message;
+  uint32_t written_on;  // the line of the expect- comment, for failure messages
+};
+
+std::string severity_name(Severity severity) {
+  switch (severity) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "?";
+}
+
+std::vector<Expected> parse_expectations(const dpl::SourceFile& source) {
+  static const std::regex pattern(R"(expect-(error|warning|note)(@([+-]?)(\d*)(:(\d+))?)?: (.*?)\s*$)");
+  std::vector<Expected> out;
+  for (uint32_t line = 1; line <= source.line_count(); ++line) {
+    std::string text(source.line(line));
+    std::smatch match;
+    if (!std::regex_search(text, match, pattern)) continue;
+    Expected expected;
+    expected.severity = match[1] == "error" ? Severity::Error : match[1] == "warning" ? Severity::Warning : Severity::Note;
+    expected.line = line;
+    if (match[4].length() > 0) {
+      uint32_t amount = static_cast<uint32_t>(std::stoul(match[4]));
+      expected.line = match[3] == "+" ? line + amount : match[3] == "-" ? line - amount : amount;
+    }
+    if (match[6].length() > 0) expected.col = static_cast<uint32_t>(std::stoul(match[6]));
+    expected.message = match[7];
+    expected.written_on = line;
+    out.push_back(std::move(expected));
+  }
+  return out;
+}
+
+std::string describe(const Diagnostic& diag) {
+  return severity_name(diag.severity) + " at " + std::to_string(diag.loc.line) + ":" + std::to_string(diag.loc.col) +
+         ": " + diag.message;
+}
+
+bool matches(const Expected& expected, const Diagnostic& diag) {
+  return expected.severity == diag.severity && expected.line == diag.loc.line &&
+         (!expected.col || *expected.col == diag.loc.col) && expected.message == diag.message;
+}
+
+std::vector<fs::path> dpl_files(const std::string& subdir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(DPL_COMPILER_TEST_DIR) / subdir)) {
+    if (entry.path().extension() == ".dpl") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string test_name(const testing::TestParamInfo<fs::path>& info) {
+  std::string name = info.param.stem().string();
+  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return name;
+}
+
+std::unique_ptr<dpl::SourceFile> load(const fs::path& path) {
+  std::string error;
+  auto source = dpl::SourceFile::load(path.string(), error);
+  EXPECT_NE(source, nullptr) << error;
+  return source;
+}
+
+class FailFile : public testing::TestWithParam<fs::path> {};
+
+TEST_P(FailFile, ProducesExactlyTheExpectedDiagnostics) {
+  auto source = load(GetParam());
+  ASSERT_NE(source, nullptr);
+  std::vector<Expected> expectations = parse_expectations(*source);
+  ASSERT_FALSE(expectations.empty()) << "a fail/ file must state its expected diagnostics";
+  bool check_notes = std::any_of(expectations.begin(), expectations.end(),
+                                 [](const Expected& e) { return e.severity == Severity::Note; });
+  bool expects_error = std::any_of(expectations.begin(), expectations.end(),
+                                   [](const Expected& e) { return e.severity == Severity::Error; });
+
+  dpl::DiagnosticEngine diags;
+  dpl::compiler::CompileResult result = dpl::compiler::compile(*source, diags);
+  EXPECT_EQ(result.ok, !expects_error);
+  if (expects_error) {
+    EXPECT_FALSE(result.cpp.has_value()) << "no output may be produced after an error";
+  }
+
+  std::vector<const Diagnostic*> actual;
+  for (const Diagnostic& diag : diags.diagnostics()) {
+    actual.push_back(&diag);
+    if (check_notes) {
+      for (const Diagnostic& note : diag.notes) actual.push_back(&note);
+    }
+  }
+  std::vector<bool> used(actual.size(), false);
+  for (const Expected& expected : expectations) {
+    bool found = false;
+    for (size_t i = 0; i < actual.size() && !found; ++i) {
+      if (!used[i] && matches(expected, *actual[i])) used[i] = found = true;
+    }
+    EXPECT_TRUE(found) << "line " << expected.written_on << " expects " << severity_name(expected.severity)
+                       << " at line " << expected.line << (expected.col ? ":" + std::to_string(*expected.col) : "")
+                       << ": " << expected.message << "\nall diagnostics:\n"
+                       << diags.str();
+  }
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_TRUE(used[i]) << "unexpected " << describe(*actual[i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiler, FailFile, testing::ValuesIn(dpl_files("fail")), test_name);
+
+class PassFile : public testing::TestWithParam<fs::path> {};
+
+TEST_P(PassFile, CompilesWithoutDiagnostics) {
+  auto source = load(GetParam());
+  ASSERT_NE(source, nullptr);
+  dpl::DiagnosticEngine diags;
+  dpl::compiler::CompileResult result = dpl::compiler::compile(*source, diags);
+  EXPECT_TRUE(result.ok);
+  EXPECT_TRUE(diags.diagnostics().empty()) << diags.str();
+  ASSERT_TRUE(result.cpp.has_value());
+  EXPECT_NE(result.cpp->source.find("dpl::PassRegistration"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiler, PassFile, testing::ValuesIn(dpl_files("pass")), test_name);
+
+// The harness itself: a wrong expectation must be noticed, or the tests above prove nothing.
+TEST(ExpectationSyntax, ParsesLineOffsetsColumnsAndSeverities) {
+  dpl::SourceFile source("t.dpl",
+                         "a // expect-error: same line\n"
+                         "// expect-warning@+1:7: below\n"
+                         "b\n"
+                         "// expect-note@-3: above\n"
+                         "// expect-error@2:3: absolute\n");
+  std::vector<Expected> expectations = parse_expectations(source);
+  ASSERT_EQ(expectations.size(), 4u);
+  EXPECT_EQ(expectations[0].line, 1u);
+  EXPECT_FALSE(expectations[0].col.has_value());
+  EXPECT_EQ(expectations[0].message, "same line");
+  EXPECT_EQ(expectations[1].severity, Severity::Warning);
+  EXPECT_EQ(expectations[1].line, 3u);
+  EXPECT_EQ(expectations[1].col, 7u);
+  EXPECT_EQ(expectations[2].severity, Severity::Note);
+  EXPECT_EQ(expectations[2].line, 1u);
+  EXPECT_EQ(expectations[3].line, 2u);
+  EXPECT_EQ(expectations[3].col, 3u);
+}
+
+TEST(ExpectationSyntax, ColumnAndMessageMustBothMatch) {
+  dpl::SourceFile source("t.dpl", "x\n");
+  Diagnostic diag{Severity::Error, dpl::SourceLoc{&source, 1, 5, 1}, "unknown op 'ad'", {}};
+  EXPECT_TRUE(matches(Expected{Severity::Error, 1, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_TRUE(matches(Expected{Severity::Error, 1, std::nullopt, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{Severity::Error, 1, 4, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{Severity::Error, 2, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{Severity::Warning, 1, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{Severity::Error, 1, 5, "unknown op 'add'", 1}, diag));
+}
+
+}  // namespace

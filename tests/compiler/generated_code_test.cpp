@@ -1,0 +1,264 @@
+// The code dplc generates, compiled (warning-free, as part of this test) and run: each pass of run/*.dpl rewrites
+// a graph written in TVMScript into exactly the expected graph, and leaves graphs it must not touch alone.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core.dpl.h"
+#include "dpl/ir/analysis.h"
+#include "dpl/rewrite/driver.h"
+#include "dpl/text/tvmscript.h"
+#include "patterns.dpl.h"
+
+namespace {
+
+struct Parsed {
+  std::unique_ptr<dpl::SourceFile> source;
+  std::unique_ptr<dpl::Module> module;
+};
+
+Parsed parse_module(const std::string& name, const std::string& text) {
+  Parsed parsed;
+  parsed.source = std::make_unique<dpl::SourceFile>(name, text);
+  dpl::DiagnosticEngine diags;
+  parsed.module = dpl::read_module(*parsed.source, diags);
+  EXPECT_NE(parsed.module, nullptr) << diags.str();
+  return parsed;
+}
+
+// Runs `pass` on `before`; expects `rewrites` rewrites and a graph structurally equal to `after`.
+void expect_rewrite(const dpl::PassDef& pass, const std::string& before, const std::string& after,
+                    uint64_t rewrites) {
+  Parsed input = parse_module("before.relax", before);
+  Parsed expected = parse_module("after.relax", after);
+  ASSERT_TRUE(input.module && expected.module);
+  dpl::RunOptions options;
+  options.verify_each = true;
+  dpl::PassResult result = dpl::run_pass(pass, *input.module, options);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, rewrites);
+  dpl::EqualityResult equal = dpl::structurally_equal(*input.module, *expected.module);
+  EXPECT_TRUE(equal.equal) << equal.difference << "\n" << dpl::print_module(*input.module);
+}
+
+void expect_unchanged(const dpl::PassDef& pass, const std::string& graph) { expect_rewrite(pass, graph, graph, 0); }
+
+// `R.function` text around a dataflow block's bindings; with no bindings, the function returns a parameter.
+std::string function(const std::string& params, const std::string& body, const std::string& output) {
+  std::string head = "@R.function\ndef main(" + params + "):\n";
+  if (body.empty()) return head + "    return " + output + "\n";
+  return head + "    with R.dataflow():\n" + body + "        R.output(" + output + ")\n    return " + output + "\n";
+}
+
+const std::string kX = "x: R.Tensor((4, 4), dtype=\"float32\")";
+const std::string kXY = kX + ", y: R.Tensor((4, 4), dtype=\"float32\")";
+
+TEST(GeneratedCode, PassesRegisterUnderTheirNames) {
+  EXPECT_EQ(dpl::PassRegistry::find("run_add_self"), &dpl_test_passes::run_add_self_pass());
+  EXPECT_EQ(dpl::PassRegistry::find("run_one_to_two"), &dpl_test_passes::run_one_to_two_pass());
+  const dpl::PassDef& pass = dpl_test_passes::run_decline_pass();
+  ASSERT_EQ(pass.rules.size(), 2u);
+  EXPECT_EQ(pass.rules[0].name, "wrong_rank");
+  EXPECT_EQ(pass.rules[1].location, "core.dpl:17");
+  EXPECT_EQ(pass.source, "core.dpl");
+}
+
+TEST(GeneratedCode, AddSelfTakesTheConstantDtypeFromTheOperand) {
+  std::string x16 = "x: R.Tensor((4,), dtype=\"float16\")";
+  expect_rewrite(dpl_test_passes::run_add_self_pass(),
+                 function(x16, "        lv = R.add(x, x)\n", "lv"),
+                 function(x16, "        lv = R.multiply(x, R.const(2.0, \"float16\"))\n", "lv"), 1);
+  expect_unchanged(dpl_test_passes::run_add_self_pass(), function(kXY, "        lv = R.add(x, y)\n", "lv"));
+}
+
+TEST(GeneratedCode, QuadrupleMatchesTheSameValueTwice) {
+  expect_rewrite(dpl_test_passes::run_quadruple_pass(),
+                 function(kX, "        x2 = R.add(x, x)\n        x4 = R.add(x2, x2)\n", "x4"),
+                 function(kX, "        x4 = R.multiply(x, R.const(4.0, \"float32\"))\n", "x4"), 1);
+  // Two different `add(x, x)` nodes are not the same value.
+  expect_unchanged(dpl_test_passes::run_quadruple_pass(),
+                   function(kX, "        a = R.add(x, x)\n        b = R.add(x, x)\n        c = R.add(a, b)\n", "c"));
+}
+
+TEST(GeneratedCode, DistributeRunsToConvergenceInBothOperandOrders) {
+  std::string params = "x: R.Tensor((8,), dtype=\"float32\"), y: R.Tensor((8,), dtype=\"float32\"), "
+                       "z: R.Tensor((8,), dtype=\"float32\")";
+  // The constant comes first, so the commutative multiply has to be matched in the other order.
+  expect_rewrite(dpl_test_passes::run_distribute_pass(),
+                 function(params,
+                          "        a = R.add(x, y)\n        b = R.add(a, z)\n"
+                          "        out = R.multiply(R.const(5.0, \"float32\"), b)\n",
+                          "out"),
+                 function(params,
+                          "        lv3 = R.multiply(x, R.const(5.0, \"float32\"))\n"
+                          "        lv4 = R.multiply(y, R.const(5.0, \"float32\"))\n"
+                          "        lv1 = R.add(lv3, lv4)\n"
+                          "        lv2 = R.multiply(z, R.const(5.0, \"float32\"))\n"
+                          "        out = R.add(lv1, lv2)\n",
+                          "out"),
+                 2);
+}
+
+TEST(GeneratedCode, NestedOpsMatchThroughBindings) {
+  expect_rewrite(dpl_test_passes::run_relu_pass(),
+                 function(kX, "        a = R.nn.relu(x)\n        b = R.nn.relu(a)\n        c = R.nn.relu(b)\n", "c"),
+                 function(kX, "        a = R.nn.relu(x)\n", "a"), 2);
+}
+
+TEST(GeneratedCode, ADeclinedRewriteFallsThroughToTheNextRule) {
+  dpl::PassDef pass = dpl_test_passes::run_decline_pass();
+  Parsed input = parse_module("in.relax", function(kX, "        a = R.exp(x)\n", "a"));
+  ASSERT_TRUE(input.module);
+  dpl::PassResult result = dpl::run_pass(pass, *input.module);
+  ASSERT_TRUE(result.ok()) << result.error;
+  ASSERT_EQ(result.stats.fired.size(), 2u);
+  EXPECT_EQ(result.stats.fired[0], 0u);
+  EXPECT_EQ(result.stats.fired[1], 1u);
+  Parsed expected = parse_module("out.relax", function(kX, "        a = R.sqrt(x)\n", "a"));
+  EXPECT_TRUE(dpl::structurally_equal(*input.module, *expected.module).equal) << dpl::print_module(*input.module);
+}
+
+TEST(GeneratedCode, LiteralAttributesConstrainTheMatch) {
+  const dpl::PassDef& pass = dpl_test_passes::run_attributes_pass();
+  expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x, axis=-1)\n", "a"),
+                 function(kX, "        a = R.nn.relu(x)\n", "a"), 1);
+  // The default axis is -1, so an unwritten axis matches too.
+  expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x)\n", "a"), function(kX, "        a = R.nn.relu(x)\n", "a"),
+                 1);
+  expect_unchanged(pass, function(kX, "        a = R.nn.softmax(x, axis=0)\n", "a"));
+  expect_rewrite(pass, function(kX, "        a = R.nn.leaky_relu(x, alpha=0.5)\n", "a"),
+                 function(kX, "        a = R.nn.leaky_relu(x, alpha=0.25)\n", "a"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.nn.leaky_relu(x, alpha=0.25)\n", "a"));
+}
+
+TEST(GeneratedCode, CapturedAttributesCarryOver) {
+  std::string x = "x: R.Tensor((2, 3), dtype=\"float32\")";
+  expect_rewrite(dpl_test_passes::run_attributes_pass(),
+                 function(x, "        a = R.exp(x)\n        b = R.permute_dims(a, axes=[1, 0])\n", "b"),
+                 function(x, "        a = R.permute_dims(x, axes=[1, 0])\n        b = R.exp(a)\n", "b"), 1);
+}
+
+TEST(GeneratedCode, ConstantValuesAndDtypes) {
+  const dpl::PassDef& pass = dpl_test_passes::run_constants_pass();
+  // const(1.0) matches a float constant of any float dtype, but not an integer one.
+  expect_rewrite(pass, function(kX, "        a = R.multiply(x, R.const(1.0, \"float32\"))\n", "a"),
+                 function(kX, "", "x"), 1);
+  std::string i = "x: R.Tensor((4,), dtype=\"int32\")";
+  expect_unchanged(pass, function(i, "        a = R.multiply(x, R.const(1, \"int32\"))\n", "a"));
+  // const(0) (an integer literal) matches integer and float zeros.
+  expect_rewrite(pass, function(i, "        a = R.add(x, R.const(0, \"int32\"))\n", "a"), function(i, "", "x"), 1);
+  expect_rewrite(pass, function(kX, "        a = R.add(R.const(0.0, \"float32\"), x)\n", "a"), function(kX, "", "x"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.multiply(x, R.const(2.0, \"float32\"))\n", "a"));
+  // const(2.0, float16) wants that dtype.
+  std::string h = "x: R.Tensor((4,), dtype=\"float16\")";
+  expect_rewrite(pass, function(h, "        a = R.divide(x, R.const(2.0, \"float16\"))\n", "a"),
+                 function(h, "        a = R.multiply(x, R.const(0.5, \"float16\"))\n", "a"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.divide(x, R.const(2.0, \"float32\"))\n", "a"));
+}
+
+TEST(GeneratedCode, OpAlternativesBindAnOpVariable) {
+  // Seed 000's commutative example: add(const 1, y) becomes add(y, const 2); multiply likewise.
+  std::string x = "x: R.Tensor((1024,), dtype=\"float32\")";
+  expect_rewrite(dpl_test_passes::run_one_to_two_pass(),
+                 function(x, "        y = R.add(x, x)\n        out = R.add(R.const(1.0, \"float32\"), y)\n", "out"),
+                 function(x, "        y = R.add(x, x)\n        out = R.add(y, R.const(2.0, \"float32\"))\n", "out"), 1);
+  expect_rewrite(dpl_test_passes::run_one_to_two_pass(),
+                 function(x, "        out = R.multiply(x, R.const(1.0, \"float32\"))\n", "out"),
+                 function(x, "        out = R.multiply(x, R.const(2.0, \"float32\"))\n", "out"), 1);
+  expect_unchanged(dpl_test_passes::run_one_to_two_pass(),
+                   function(x, "        out = R.subtract(x, R.const(1.0, \"float32\"))\n", "out"));
+}
+
+TEST(GeneratedCode, PatternAlternativesAndOptionalOps) {
+  const dpl::PassDef& pass = dpl_test_passes::run_alternatives_pass();
+  expect_rewrite(pass, function(kX, "        a = R.log(x)\n        b = R.nn.relu(a)\n", "b"), function(kX, "", "x"), 1);
+  expect_rewrite(pass, function(kX, "        a = R.exp(x)\n        b = R.nn.relu(a)\n", "b"), function(kX, "", "x"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.sqrt(x)\n        b = R.nn.relu(a)\n", "b"));
+  // sqrt(gelu(tanh(x))) and sqrt(tanh(x)) both become tanh(x).
+  expect_rewrite(pass, function(kX, "        a = R.tanh(x)\n        b = R.nn.gelu(a)\n        c = R.sqrt(b)\n", "c"),
+                 function(kX, "        a = R.tanh(x)\n", "a"), 1);
+  expect_rewrite(pass, function(kX, "        a = R.tanh(x)\n        c = R.sqrt(a)\n", "c"),
+                 function(kX, "        a = R.tanh(x)\n", "a"), 1);
+}
+
+TEST(GeneratedCode, CommutativeOperandsAreTriedInBothOrders) {
+  const dpl::PassDef& pass = dpl_test_passes::run_commutative_pass();
+  expect_rewrite(pass, function(kXY, "        a = R.add(x, y)\n        b = R.subtract(a, y)\n", "b"),
+                 function(kXY, "", "x"), 1);
+  expect_rewrite(pass, function(kXY, "        a = R.add(y, x)\n        b = R.subtract(a, y)\n", "b"),
+                 function(kXY, "", "x"), 1);
+  expect_unchanged(pass, function(kXY, "        a = R.add(x, x)\n        b = R.subtract(a, y)\n", "b"));
+}
+
+TEST(GeneratedCode, GuardsReadConstantValues) {
+  // Seed 000's version of one_to_two, with the constant's value checked in a guard.
+  const dpl::PassDef& pass = dpl_test_passes::run_guards_pass();
+  std::string x = "x: R.Tensor((1024,), dtype=\"float32\")";
+  expect_rewrite(pass, function(x, "        y = R.add(x, x)\n        out = R.add(R.const(1.0, \"float32\"), y)\n", "out"),
+                 function(x, "        y = R.add(x, x)\n        out = R.add(y, R.const(2.0, \"float32\"))\n", "out"), 1);
+  expect_unchanged(pass, function(x, "        out = R.add(x, R.const(3.0, \"float32\"))\n", "out"));
+}
+
+TEST(GeneratedCode, GuardsReadRanksShapesAndUses) {
+  const dpl::PassDef& pass = dpl_test_passes::run_guards_pass();
+  expect_rewrite(pass, function(kX, "        a = R.exp(x)\n", "a"), function(kX, "        a = R.sqrt(x)\n", "a"), 1);
+  std::string wide = "x: R.Tensor((4, 5), dtype=\"float32\")";
+  expect_unchanged(pass, function(wide, "        a = R.exp(x)\n", "a"));
+  std::string flat = "x: R.Tensor((4,), dtype=\"float32\")";
+  expect_unchanged(pass, function(flat, "        a = R.exp(x)\n", "a"));
+  // A symbolic last dimension is not known to be 4: the guard is false.
+  std::string symbolic = "x: R.Tensor((4, \"n\"), dtype=\"float32\")";
+  expect_unchanged(pass, function(symbolic, "        a = R.exp(x)\n", "a"));
+  // relu(tanh(x)) => tanh(x) only when the tanh has no other user.
+  expect_rewrite(pass, function(kX, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n", "b"),
+                 function(kX, "        a = R.tanh(x)\n", "a"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n        c = R.add(a, b)\n", "c"));
+}
+
+TEST(GeneratedCode, GuardsCompareCapturedAttributes) {
+  const dpl::PassDef& pass = dpl_test_passes::run_guards_pass();
+  // axis=1 on a rank-2 tensor is the last axis: normalised to -1 (which the rule then leaves alone).
+  expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x, axis=1)\n", "a"),
+                 function(kX, "        a = R.nn.softmax(x, axis=-1)\n", "a"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.nn.softmax(x, axis=0)\n", "a"));
+  expect_rewrite(pass, function(kX, "        a = R.astype(x, dtype=\"float32\")\n", "a"), function(kX, "", "x"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.astype(x, dtype=\"float16\")\n", "a"));
+}
+
+TEST(GeneratedCode, TypePatternsCheckDtypeRankAndDimensions) {
+  const dpl::PassDef& pass = dpl_test_passes::run_types_pass();
+  const std::string body = "        c = R.matmul(a, b)\n        r = R.nn.relu(c)\n";
+  const std::string result = "        c = R.matmul(a, b)\n";
+  std::string square = "a: R.Tensor((3, 5), dtype=\"float32\"), b: R.Tensor((5, 3), dtype=\"float32\")";
+  expect_rewrite(pass, function(square, body, "r"), function(square, result, "c"), 1);
+  // m != n.
+  std::string wide = "a: R.Tensor((3, 5), dtype=\"float32\"), b: R.Tensor((5, 4), dtype=\"float32\")";
+  expect_unchanged(pass, function(wide, body, "r"));
+  // Equal symbolic dimensions are equal.
+  std::string symbolic = "a: R.Tensor((\"n\", 5), dtype=\"float32\"), b: R.Tensor((5, \"n\"), dtype=\"float32\")";
+  expect_rewrite(pass, function(symbolic, body, "r"), function(symbolic, result, "c"), 1);
+  // The first operand's dtype must be float32.
+  std::string half = "a: R.Tensor((3, 5), dtype=\"float16\"), b: R.Tensor((5, 3), dtype=\"float16\")";
+  expect_unchanged(pass, function(half, body, "r"));
+  expect_rewrite(pass, function("x: R.Tensor((2, 3, 4), dtype=\"float16\")", "        a = R.exp(x)\n", "a"),
+                 function("x: R.Tensor((2, 3, 4), dtype=\"float16\")", "        a = R.sqrt(x)\n", "a"), 1);
+  expect_unchanged(pass, function(kX, "        a = R.exp(x)\n", "a"));
+}
+
+TEST(GeneratedCode, TupleItemsAndTuples) {
+  const dpl::PassDef& pass = dpl_test_passes::run_tuples_pass();
+  std::string bn = "x: R.Tensor((1, 2, 4, 4), dtype=\"float32\"), g: R.Tensor((2,), dtype=\"float32\"), "
+                   "b: R.Tensor((2,), dtype=\"float32\"), m: R.Tensor((2,), dtype=\"float32\"), "
+                   "v: R.Tensor((2,), dtype=\"float32\")";
+  expect_rewrite(pass,
+                 function(bn, "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[0]\n        r = R.nn.relu(i)\n", "r"),
+                 function(bn, "        r = R.nn.relu(x)\n", "r"), 1);
+  expect_unchanged(pass, function(bn, "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[1]\n"
+                                      "        r = R.nn.relu(i)\n", "r"));
+  std::string pair = "a: R.Tensor((2, 4), dtype=\"float32\"), b: R.Tensor((3, 4), dtype=\"float32\")";
+  expect_rewrite(pass, function(pair, "        c = R.concat((a, b), axis=0)\n", "c"),
+                 function(pair, "        c = R.concat((b, a), axis=0)\n", "c"), 1);
+}
+
+}  // namespace

@@ -1,0 +1,402 @@
+// The rewrite driver's semantics, pinned with hand-written matchers (independent of dplc): visiting order,
+// cascades, re-queued users, declined replacements, the rewrite budget, verify_each, registry and statistics.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dpl/ir/analysis.h"
+#include "dpl/ir/builder.h"
+#include "dpl/rewrite/driver.h"
+
+namespace dpl {
+namespace {
+
+using ::testing::HasSubstr;
+
+TypeRef tensor_type(std::vector<int64_t> extents, DType dtype = DType::Float32) {
+  std::vector<Dim> dims;
+  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
+  return Type::tensor(dtype, dims);
+}
+
+bool is_scalar_constant(const Node* node, double value) {
+  return node->kind() == NodeKind::Constant && node->literal().is_scalar() && node->literal().values[0] == value;
+}
+
+// rule add_self: add(x, x) => multiply(x, const(2.0))
+int match_add_self(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::add) || root->operand(0) != root->operand(1)) return -1;
+  Node* x = root->operand(0);
+  Node* product = rewriter.call(op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())});
+  return product != nullptr && rewriter.replace(root, product) ? 0 : -1;
+}
+
+// rule fold_doubling: multiply(multiply(x, const(2.0)), const(2.0)) => multiply(x, const(4.0))
+int match_fold_doubling(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::multiply) || !is_scalar_constant(root->operand(1), 2.0)) return -1;
+  Node* inner = root->operand(0);
+  if (!inner->is_call_of(op::multiply) || !is_scalar_constant(inner->operand(1), 2.0)) return -1;
+  Node* x = inner->operand(0);
+  Node* product = rewriter.call(op::multiply, {x, rewriter.scalar(4.0, x->type()->dtype())});
+  return product != nullptr && rewriter.replace(root, product) ? 1 : -1;
+}
+
+// rule mul_to_add: multiply(x, const(2.0)) => add(x, x)
+int match_mul_to_add(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::multiply) || !is_scalar_constant(root->operand(1), 2.0)) return -1;
+  Node* x = root->operand(0);
+  Node* sum = rewriter.call(op::add, {x, x});
+  return sum != nullptr && rewriter.replace(root, sum) ? 0 : -1;
+}
+
+constexpr RuleInfo kAddSelfRules[] = {{"add_self", "test.dpl:1"}, {"fold_doubling", "test.dpl:2"}};
+int match_add_self_then_fold(Rewriter& rewriter, Node* root) {
+  const int rule = match_add_self(rewriter, root);
+  return rule >= 0 ? rule : match_fold_doubling(rewriter, root);
+}
+const PassDef kAddSelfPass{"test_add_self", "x + x => x * 2", "test.dpl", std::span(kAddSelfRules, 1),
+                           match_add_self};
+const PassDef kCascadePass{"test_cascade", "x + x => x * 2, (x * 2) * 2 => x * 4", "test.dpl", kAddSelfRules,
+                           match_add_self_then_fold};
+
+constexpr RuleInfo kUndoRules[] = {{"mul_to_add", "undo.dpl:1"}, {"add_to_mul", "undo.dpl:2"}};
+int match_undo(Rewriter& rewriter, Node* root) {
+  if (match_mul_to_add(rewriter, root) >= 0) return 0;
+  return match_add_self(rewriter, root) >= 0 ? 1 : -1;
+}
+const PassDef kUndoPass{"test_undo", "two rules that undo each other", "undo.dpl", kUndoRules, match_undo};
+
+RunOptions verifying() {
+  RunOptions options;
+  options.verify_each = true;
+  return options;
+}
+
+// The seed's first example: x2 = x + x; x4 = x2 + x2.
+struct ChainedAdds {
+  ChainedAdds() : function("main"), b(function) {
+    x = b.param("x", tensor_type({16, 16}));
+    x2 = b.call("add", {x, x});
+    x2->set_name("x2");
+    x4 = b.call("add", {x2, x2});
+    x4->set_name("x4");
+    b.output(x4);
+  }
+  Function function;
+  Builder b;
+  Node* x;
+  Node* x2;
+  Node* x4;
+};
+
+TEST(Driver, RewritesTheSeedsChainedAddsAndKeepsBindingNames) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(kAddSelfPass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+
+  Function expected("main");
+  Builder b(expected);
+  Node* x = b.param("x", tensor_type({16, 16}));
+  Node* x2 = b.call("multiply", {x, b.scalar(2.0)});
+  b.output(b.call("multiply", {x2, b.scalar(2.0)}));
+  const EqualityResult equal = structurally_equal(graph.function, expected);
+  EXPECT_TRUE(equal.equal) << equal.difference;
+
+  EXPECT_EQ(graph.function.output()->name(), "x4");
+  EXPECT_EQ(graph.function.output()->operand(0)->name(), "x2");
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_EQ(result.stats.fired, std::vector<uint64_t>({2}));
+  EXPECT_EQ(result.stats.nodes_removed, 2u);  // the two adds
+  // x2, x4 and the two multiplies that replaced them; parameters and constants are not visited.
+  EXPECT_EQ(result.stats.nodes_visited, 4u);
+  EXPECT_EQ(verify(graph.function), "");
+}
+
+// Every call node a matcher saw, in order.
+std::vector<const Node*> g_visited;
+int record_visit(Rewriter&, Node* root) {
+  g_visited.push_back(root);
+  return -1;
+}
+const PassDef kRecordPass{"test_record", "records visits", "record.dpl", {}, record_visit};
+
+TEST(Driver, VisitsEveryNodeOnceOperandsBeforeUsers) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* y = b.param("y", tensor_type({8}));
+  // Created in an order where the last-created node is used first, so creation order is not visiting order.
+  Node* a = b.call("add", {x, y});
+  Node* e = b.call("exp", {a});
+  Node* m = b.call("multiply", {a, b.scalar(3.0)});
+  Node* s = b.call("subtract", {m, e});
+  Node* out = b.call("add", {s, m});
+  b.output(out);
+
+  g_visited.clear();
+  const PassResult result = run_pass(kRecordPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  const std::vector<const Node*> calls = {a, e, m, s, out};
+  ASSERT_EQ(g_visited.size(), calls.size());
+  for (const Node* call : calls) EXPECT_EQ(std::count(g_visited.begin(), g_visited.end(), call), 1);
+  for (size_t i = 0; i < g_visited.size(); ++i) {
+    for (const Node* operand : g_visited[i]->operands()) {
+      if (operand->kind() != NodeKind::Call) continue;
+      const auto position = std::find(g_visited.begin(), g_visited.end(), operand) - g_visited.begin();
+      EXPECT_LT(static_cast<size_t>(position), i) << "an operand was visited after its user";
+    }
+  }
+  EXPECT_EQ(result.stats.nodes_visited, calls.size());
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_EQ(result.stats.nodes_removed, 0u);
+}
+
+TEST(Driver, FollowsCascadesThroughTheNodesARewriteCreated) {
+  // add_self turns x2 and x4 into multiplies; the second multiply is new and only then does fold_doubling see
+  // multiply(multiply(x, 2), 2).
+  ChainedAdds graph;
+  const PassResult result = run_pass(kCascadePass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+
+  Function expected("main");
+  Builder b(expected);
+  b.output(b.call("multiply", {b.param("x", tensor_type({16, 16})), b.scalar(4.0)}));
+  const EqualityResult equal = structurally_equal(graph.function, expected);
+  EXPECT_TRUE(equal.equal) << equal.difference;
+  EXPECT_EQ(result.stats.fired, std::vector<uint64_t>({2, 1}));
+  EXPECT_EQ(graph.function.output()->name(), "x4");
+}
+
+TEST(Driver, RewritesALongChainInOneSweep) {
+  // x0 = x + x, x1 = x0 + x0, ...: each node is rewritten once, and visited once before and once after.
+  constexpr int kLength = 1000;
+  Function function("main");
+  Builder b(function);
+  Node* value = b.param("x", tensor_type({4}));
+  for (int i = 0; i < kLength; ++i) value = b.call("add", {value, value});
+  b.output(value);
+
+  const PassResult result = run_pass(kAddSelfPass, function);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, static_cast<uint64_t>(kLength));
+  EXPECT_EQ(result.stats.nodes_visited, static_cast<uint64_t>(2 * kLength));
+  EXPECT_EQ(result.stats.nodes_removed, static_cast<uint64_t>(kLength));
+  for (const Node* node : function.nodes()) EXPECT_FALSE(node->is_call_of(op::add));
+  EXPECT_EQ(verify(function), "");
+}
+
+// A matcher that, at the node named "trigger", replaces the node named "shared" (which an already visited node
+// uses) by log(x): the users of the replaced node must be visited again.
+int g_negative_visits = 0;
+constexpr RuleInfo kRequeueRules[] = {{"swap_shared", "requeue.dpl:1"}};
+int match_requeue(Rewriter& rewriter, Node* root) {
+  if (root->is_call_of(op::negative)) ++g_negative_visits;
+  if (root->name() != "trigger") return -1;
+  Node* shared = root->operand(0)->operand(0);
+  if (!shared->is_call_of(op::exp)) return -1;
+  Node* log = rewriter.call(op::log, {shared->operand(0)});
+  return log != nullptr && rewriter.replace(shared, log) ? 0 : -1;
+}
+const PassDef kRequeuePass{"test_requeue", "requeues users", "requeue.dpl", kRequeueRules, match_requeue};
+
+TEST(Driver, RequeuesTheUsersOfAReplacedNode) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* shared = b.call("exp", {x});
+  shared->set_name("shared");
+  Node* neg = b.call("negative", {shared});
+  Node* abs = b.call("abs", {shared});
+  Node* trigger = b.call("sqrt", {abs});
+  trigger->set_name("trigger");
+  b.output(b.call("add", {neg, trigger}));
+
+  g_negative_visits = 0;
+  const PassResult result = run_pass(kRequeuePass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  EXPECT_EQ(g_negative_visits, 2) << "negative(shared) was visited before the rewrite and must be again after";
+  EXPECT_TRUE(neg->operand(0)->is_call_of(op::log));
+}
+
+// rule to_half: exp(x) => astype(x, "float16") — a right-hand side of another dtype, which replace() refuses.
+std::string g_last_error;
+constexpr RuleInfo kToHalfRules[] = {{"to_half", "half.dpl:1"}};
+int match_to_half(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* half = rewriter.call(op::astype, {root->operand(0)}, AttrList{std::string("float16")});
+  if (half == nullptr) {
+    g_last_error = "astype did not type-check: " + rewriter.last_error();
+    return -1;
+  }
+  const bool replaced = rewriter.replace(root, half);
+  g_last_error = rewriter.last_error();
+  return replaced ? 0 : -1;
+}
+const PassDef kToHalfPass{"test_to_half", "changes the dtype", "half.dpl", kToHalfRules, match_to_half};
+
+TEST(Driver, ReplaceDeclinesAReplacementOfAnotherType) {
+  Function function("main");
+  Builder b(function);
+  Node* e = b.call("exp", {b.param("x", tensor_type({8}))});
+  b.output(b.call("negative", {e}));
+
+  g_last_error.clear();
+  const PassResult result = run_pass(kToHalfPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_THAT(g_last_error, HasSubstr("dtype float16 instead of float32"));
+  EXPECT_EQ(function.output()->operand(0), e);
+  // The astype the rule built and did not use is gone.
+  for (const Node* node : function.nodes()) EXPECT_FALSE(node->is_call_of(op::astype));
+  EXPECT_EQ(result.stats.nodes_removed, 0u);
+}
+
+// rule flatten: exp(x) => reshape(x, shape([64])) applied to an 8x8 tensor: another rank, also refused.
+constexpr RuleInfo kFlattenRules[] = {{"flatten", "flatten.dpl:1"}};
+int match_flatten(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* flat = rewriter.call(op::reshape, {root->operand(0), rewriter.shape({Dim::fixed(64)})});
+  const bool replaced = flat != nullptr && rewriter.replace(root, flat);
+  g_last_error = rewriter.last_error();
+  return replaced ? 0 : -1;
+}
+const PassDef kFlattenPass{"test_flatten", "changes the rank", "flatten.dpl", kFlattenRules, match_flatten};
+
+TEST(Driver, ReplaceDeclinesAReplacementOfAnotherRank) {
+  Function function("main");
+  Builder b(function);
+  b.output(b.call("exp", {b.param("x", tensor_type({8, 8}))}));
+  g_last_error.clear();
+  const PassResult result = run_pass(kFlattenPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_THAT(g_last_error, HasSubstr("rank 1 instead of 2"));
+  EXPECT_TRUE(function.output()->is_call_of(op::exp));
+}
+
+TEST(Driver, StopsWithAnErrorNamingRulesThatUndoEachOther) {
+  Function function("main");
+  Builder b(function);
+  Node* y = b.call("multiply", {b.param("x", tensor_type({4})), b.scalar(2.0)});
+  y->set_name("y");
+  b.output(y);
+
+  RunOptions options = verifying();
+  options.budget_per_node = 4;
+  const PassResult result = run_pass(kUndoPass, function, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.error, HasSubstr("rewrite budget exhausted"));
+  EXPECT_THAT(result.error, HasSubstr("mul_to_add"));
+  EXPECT_THAT(result.error, HasSubstr("add_to_mul"));
+  EXPECT_THAT(result.error, HasSubstr("binding 'y'"));
+  const uint64_t budget = 4 * 3 + 1024;  // 4 per node x (x, 2.0, y) + 1024
+  EXPECT_EQ(result.stats.rewrites, budget + 1);
+  EXPECT_EQ(result.stats.fired[0] + result.stats.fired[1], budget + 1);
+  // The graph is still whole: one live multiply or add of x, and nothing else left over.
+  EXPECT_EQ(verify(function), "");
+  EXPECT_LE(function.num_live_nodes(), 3u);
+}
+
+// A broken matcher that bypasses Rewriter::replace and swaps in a value of another dtype: the users' types no
+// longer match what the registry infers.
+constexpr RuleInfo kBrokenRules[] = {{"broken", "broken.dpl:7"}};
+int match_broken(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* half = rewriter.call(op::astype, {root->operand(0)}, AttrList{std::string("float16")});
+  if (half == nullptr) return -1;
+  rewriter.function().replace_all_uses(root, half);
+  return 0;
+}
+const PassDef kBrokenPass{"test_broken", "breaks the IR", "broken.dpl", kBrokenRules, match_broken};
+
+Node* build_exp_then_negative(Function& function) {
+  Builder b(function);
+  Node* e = b.call("exp", {b.param("x", tensor_type({8}))});
+  e->set_name("e");
+  b.output(b.call("negative", {e}));
+  return e;
+}
+
+TEST(Driver, VerifyEachStopsAtTheFirstMalformedRewrite) {
+  Function function("main");
+  build_exp_then_negative(function);
+  const PassResult result = run_pass(kBrokenPass, function, verifying());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.error, HasSubstr("malformed after rule broken (broken.dpl:7)"));
+  EXPECT_THAT(result.error, HasSubstr("binding 'e'"));
+  EXPECT_EQ(result.stats.rewrites, 1u);
+}
+
+TEST(Driver, WithoutVerifyEachTheSameRewriteGoesUnchecked) {
+  Function function("main");
+  build_exp_then_negative(function);
+  const PassResult result = run_pass(kBrokenPass, function);
+  EXPECT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  EXPECT_NE(verify(function), "");
+}
+
+TEST(Driver, RunsEveryFunctionOfAModule) {
+  Module module;
+  for (const char* name : {"main", "helper"}) {
+    Function& function = module.add_function(name);
+    Builder b(function);
+    Node* x = b.param("x", tensor_type({2}));
+    b.output(b.call("add", {x, x}));
+  }
+  const PassResult result = run_pass(kAddSelfPass, module, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_EQ(result.stats.fired, std::vector<uint64_t>({2}));
+  for (const auto& function : module.functions()) EXPECT_TRUE(function->output()->is_call_of(op::multiply));
+}
+
+const PassDef kRegistryZ{"zz_registry_test", "second", "z.dpl", {}, record_visit};
+const PassDef kRegistryA{"aa_registry_test", "first", "a.dpl", {}, record_visit};
+const PassRegistration kRegisterZ(kRegistryZ);
+const PassRegistration kRegisterA(kRegistryA);
+
+TEST(PassRegistry, FindsRegisteredPassesAndListsThemSorted) {
+  EXPECT_EQ(PassRegistry::find("aa_registry_test"), &kRegistryA);
+  EXPECT_EQ(PassRegistry::find("zz_registry_test"), &kRegistryZ);
+  EXPECT_EQ(PassRegistry::find("no_such_pass"), nullptr);
+  const std::vector<const PassDef*> all = PassRegistry::all();
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end(),
+                             [](const PassDef* a, const PassDef* b) { return a->name < b->name; }));
+  EXPECT_EQ(std::count(all.begin(), all.end(), &kRegistryA), 1);
+}
+
+TEST(FormatStats, PrintsAnAlignedRowPerRule) {
+  PassStats stats;
+  stats.pass = "test_cascade";
+  stats.rule_names = {"add_self", "fold_doubling"};
+  stats.fired = {12, 3};
+  stats.nodes_visited = 40;
+  stats.rewrites = 15;
+  stats.nodes_removed = 9;
+  stats.seconds = 0.0025;
+  const std::string table = format_stats(stats, kAddSelfRules);
+  EXPECT_THAT(table, HasSubstr("pass test_cascade: 15 rewrites, 40 nodes visited, 9 nodes removed, 2.50 ms"));
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(table.substr(start, end - start));
+  }
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_THAT(lines[1], HasSubstr("rule"));
+  EXPECT_THAT(lines[2], HasSubstr("add_self"));
+  EXPECT_THAT(lines[2], HasSubstr("test.dpl:1"));
+  EXPECT_THAT(lines[3], HasSubstr("fold_doubling"));
+  // Columns line up: every row has the same length and the counts end in the same column.
+  EXPECT_EQ(lines[1].size(), lines[2].size());
+  EXPECT_EQ(lines[2].size(), lines[3].size());
+  EXPECT_EQ(lines[2].substr(lines[2].size() - 2), "12");
+  EXPECT_EQ(lines[3].back(), '3');
+  EXPECT_EQ(lines[2].find("test.dpl:1"), lines[3].find("test.dpl:2"));
+}
+
+}  // namespace
+}  // namespace dpl

@@ -1,0 +1,256 @@
+// Tests of graph construction and mutation: use lists, replace_all_uses, erase_unused, compact, modules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "dpl/ir/analysis.h"
+#include "dpl/ir/builder.h"
+
+namespace dpl {
+namespace {
+
+TypeRef f32(std::initializer_list<int64_t> extents) {
+  std::vector<Dim> dims;
+  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
+  return Type::tensor(DType::Float32, dims);
+}
+
+size_t count_of(std::span<Node* const> list, const Node* node) {
+  return static_cast<size_t>(std::count(list.begin(), list.end(), node));
+}
+
+std::vector<std::string> names(const Function& f) {
+  std::vector<std::string> out;
+  for (const Node* node : f.nodes()) out.push_back(node->name());
+  return out;
+}
+
+class Graph : public ::testing::Test {
+ protected:
+  Node* named(Node* node, const std::string& name) {
+    node->set_name(name);
+    return node;
+  }
+  Function f{"main"};
+  Builder b{f};
+};
+
+TEST_F(Graph, UseListsHaveOneEntryPerUse) {
+  Node* x = b.param("x", f32({4}));
+  Node* y = b.param("y", f32({4}));
+  Node* twice = b.call("add", {x, x});
+  Node* mixed = b.call("multiply", {twice, y});
+  b.output(mixed);
+  EXPECT_EQ(x->num_users(), 2u);
+  EXPECT_EQ(count_of(x->users(), twice), 2u);
+  EXPECT_EQ(y->num_users(), 1u);
+  EXPECT_EQ(twice->users()[0], mixed);
+  EXPECT_EQ(mixed->num_users(), 0u);
+  EXPECT_EQ(f.nodes().size(), 4u);
+  EXPECT_EQ(f.params().size(), 2u);
+  EXPECT_LT(x->id(), twice->id());
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, AddCallChecksArityAttributesAndFillsDefaults) {
+  Node* x = b.param("x", f32({2, 3}));
+  std::string error;
+  Node* ops[] = {x, x, x};
+  EXPECT_EQ(f.add_call(op::add, std::span(ops, 3), {}, error), nullptr);
+  EXPECT_EQ(error, "add: expected 2 operands, got 3");
+  EXPECT_EQ(f.add_call(op::nn_softmax, std::span(ops, 1), {AttrValue(1.5)}, error), nullptr);
+  EXPECT_EQ(error, "nn.softmax: attribute axis must be int, got 1.5");
+  EXPECT_EQ(f.add_call(op::nn_softmax, std::span(ops, 1), {int64_t{1}, int64_t{2}}, error), nullptr);
+  EXPECT_EQ(error, "nn.softmax: expected 1 attributes, got 2");
+  EXPECT_EQ(f.nodes().size(), 1u);  // failed calls add nothing
+  EXPECT_EQ(x->num_users(), 0u);
+
+  Node* softmax = f.add_call(op::nn_softmax, std::span(ops, 1), {}, error);
+  ASSERT_NE(softmax, nullptr);
+  ASSERT_EQ(softmax->attrs().size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(softmax->attr(0)), -1);
+  Node* g = b.param("g", f32({3}));
+  Node* norm_ops[] = {x, g, g};
+  Node* norm = f.add_call(op::nn_layer_norm, norm_ops,
+                          {std::vector<int64_t>{-1}, int64_t{1}, true, true}, error);
+  ASSERT_NE(norm, nullptr) << error;
+  EXPECT_EQ(std::get<double>(norm->attr(1)), 1.0);  // int given for a float attribute is stored as a double
+}
+
+TEST_F(Graph, TupleItemsAndShapes) {
+  Node* x = b.param("x", f32({2}));
+  Node* y = b.param("y", f32({3}));
+  Node* pair = b.tuple({x, y});
+  EXPECT_EQ(pair->type()->str(), "R.Tuple(R.Tensor((2,), dtype=\"float32\"), R.Tensor((3,), dtype=\"float32\"))");
+  std::string error;
+  Node* second = f.add_tuple_item(pair, 1, error);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->type(), y->type());
+  EXPECT_EQ(second->index(), 1);
+  EXPECT_EQ(f.add_tuple_item(pair, 2, error), nullptr);
+  EXPECT_EQ(error, "tuple index 2 is out of range for " + pair->type()->str());
+  EXPECT_EQ(f.add_tuple_item(x, 0, error), nullptr);
+  EXPECT_EQ(error, "cannot take item 0 of a non-tuple value of type R.Tensor((2,), dtype=\"float32\")");
+  Node* shape = f.add_shape({Dim::fixed(1), Dim::symbol("n")});
+  EXPECT_EQ(shape->type()->str(), "R.Shape(ndim=2)");
+  EXPECT_EQ(shape->shape_value()[1], Dim::symbol("n"));
+  Literal literal{DType::Float16, {2}, {1.0, 2.0}};
+  Node* constant = f.add_constant(literal);
+  EXPECT_EQ(constant->type()->str(), "R.Tensor((2,), dtype=\"float16\")");
+  EXPECT_FALSE(constant->literal().is_scalar());
+  Node* call = f.add_func_call("fused", std::span(&x, 1), f32({2}));
+  EXPECT_EQ(call->callee(), "fused");
+  EXPECT_EQ(x->num_users(), 2u);
+}
+
+TEST_F(Graph, ReplaceAllUsesRedirectsEveryUseAndTheOutput) {
+  Node* x = b.param("x", f32({4}));
+  Node* doubled = b.call("add", {x, x});
+  Node* user1 = b.call("multiply", {doubled, doubled});
+  Node* user2 = b.call("exp", {doubled});
+  Node* out = b.call("add", {user1, user2});
+  b.output(doubled);
+  Node* two = b.scalar(2.0);
+  Node* replacement = b.call("multiply", {x, two});
+  f.replace_all_uses(doubled, replacement);
+  EXPECT_EQ(doubled->num_users(), 0u);
+  EXPECT_EQ(replacement->num_users(), 3u);
+  EXPECT_EQ(count_of(replacement->users(), user1), 2u);
+  EXPECT_EQ(count_of(replacement->users(), user2), 1u);
+  EXPECT_EQ(user1->operand(0), replacement);
+  EXPECT_EQ(user1->operand(1), replacement);
+  EXPECT_EQ(f.output(), replacement);
+  b.output(out);
+  f.compact();
+  EXPECT_EQ(verify(f), "");
+  EXPECT_TRUE(doubled->is_dead());
+  EXPECT_EQ(x->num_users(), 1u);  // the dead add(x, x) left x's use list
+}
+
+TEST_F(Graph, ReplaceKeepsTheReplacementsOwnUse) {
+  Node* x = b.param("x", f32({4}));
+  Node* e = b.call("exp", {x});
+  b.output(e);
+  Node* relu = b.call("nn.relu", {x});
+  f.replace_all_uses(x, relu);  // insert relu after x
+  EXPECT_EQ(relu->operand(0), x);
+  EXPECT_EQ(e->operand(0), relu);
+  EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(x->users()[0], relu);
+  f.compact();
+  EXPECT_EQ(verify(f), "");
+  EXPECT_EQ(f.nodes(), (std::vector<Node*>{x, relu, e}));
+}
+
+TEST_F(Graph, CompactRemovesDeadChainsAndKeepsOrder) {
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* dead1 = named(b.call("log", {a}), "dead1");
+  named(b.call("sqrt", {dead1}), "dead2");
+  Node* c = named(b.call("tanh", {a}), "c");
+  Node* d = named(b.call("add", {a, c}), "d");
+  b.output(d);
+  Node* unused_param = named(b.param("unused", f32({1})), "unused");
+  EXPECT_EQ(a->num_users(), 3u);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "unused", "a", "c", "d"}));
+  EXPECT_TRUE(dead1->is_dead());
+  EXPECT_FALSE(unused_param->is_dead());
+  EXPECT_EQ(a->num_users(), 2u);
+  EXPECT_EQ(f.num_live_nodes(), 5u);
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, CompactPullsNewNodesBeforeTheirUsers) {
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* c = named(b.call("tanh", {a}), "c");
+  Node* d = named(b.call("negative", {c}), "d");
+  b.output(d);
+  // A rewrite: c := sigmoid(log(x)); the new nodes sit at the end until compact().
+  Node* n1 = named(b.call("log", {x}), "n1");
+  Node* n2 = named(b.call("sigmoid", {n1}), "n2");
+  f.replace_all_uses(c, n2);
+  EXPECT_FALSE(f.order_is_topological());
+  EXPECT_EQ(verify(f), "");  // out of order until compact(), but acyclic and consistent
+  f.compact();
+  EXPECT_TRUE(f.order_is_topological());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "n1", "n2", "d"}));
+  EXPECT_TRUE(a->is_dead());
+  EXPECT_TRUE(c->is_dead());
+  EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, EraseUnusedRemovesTransitively) {
+  Node* x = b.param("x", f32({4}));
+  Node* keep = b.call("exp", {x});
+  b.output(keep);
+  Node* a = b.call("log", {x});
+  Node* c = b.call("add", {a, keep});
+  EXPECT_EQ(f.erase_unused(a), 0u);  // still used by c
+  EXPECT_EQ(f.erase_unused(c), 2u);  // c, then a; keep stays (the output) and x stays (a parameter)
+  EXPECT_TRUE(a->is_dead());
+  EXPECT_FALSE(keep->is_dead());
+  EXPECT_EQ(keep->num_users(), 0u);
+  EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(f.num_live_nodes(), 2u);
+  EXPECT_EQ(f.nodes().size(), 4u);
+  EXPECT_EQ(verify(f), "");
+  std::string error;
+  EXPECT_EQ(f.add_call(op::exp, std::span(&a, 1), {}, error), nullptr);
+  EXPECT_EQ(error, "exp: an operand was removed from the graph");
+  f.compact();
+  EXPECT_EQ(f.nodes().size(), 2u);
+  EXPECT_EQ(f.num_live_nodes(), 2u);
+}
+
+TEST_F(Graph, CompactHandlesDeepGraphsIteratively) {
+  // a uses the end of a 200k-long chain that comes after it in the order: compact must walk it without recursion.
+  constexpr int kLength = 200000;
+  Node* x = b.param("x", f32({4}));
+  Node* placeholder = b.call("exp", {x});
+  Node* a = b.call("negative", {placeholder});
+  b.output(a);
+  Node* chain = x;
+  for (int i = 0; i < kLength; ++i) chain = b.call("nn.relu", {chain});
+  f.replace_all_uses(placeholder, chain);
+  f.compact();
+  ASSERT_EQ(f.nodes().size(), static_cast<size_t>(kLength) + 2);
+  EXPECT_EQ(f.nodes().front(), x);
+  EXPECT_EQ(f.nodes().back(), a);
+  EXPECT_TRUE(placeholder->is_dead());
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, FunctionMetadata) {
+  Node* x = b.param("x", f32({4}));
+  b.output(x);
+  EXPECT_EQ(f.return_type(), x->type());
+  f.set_return_type(Type::object());
+  EXPECT_EQ(f.return_type(), Type::object());
+  f.attrs().emplace_back("Composite", std::string("dnnl.conv2d"));
+  ASSERT_NE(f.find_attr("Composite"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*f.find_attr("Composite")), "dnnl.conv2d");
+  EXPECT_EQ(f.find_attr("Primitive"), nullptr);
+  EXPECT_TRUE(f.has_dataflow_block());
+  f.set_private(true);
+  EXPECT_TRUE(f.is_private());
+}
+
+TEST(Module, FunctionsAndUniqueNames) {
+  Module module;
+  Function& main = module.add_function("main");
+  module.add_function("fused_add");
+  module.add_function("fused_add_1");
+  EXPECT_EQ(module.find("main"), &main);
+  EXPECT_EQ(module.find("nothing"), nullptr);
+  EXPECT_EQ(module.functions().size(), 3u);
+  EXPECT_EQ(module.unique_function_name("fused_mul"), "fused_mul");
+  EXPECT_EQ(module.unique_function_name("fused_add"), "fused_add_2");
+  const Module& view = module;
+  EXPECT_EQ(view.find("fused_add")->name(), "fused_add");
+}
+
+}  // namespace
+}  // namespace dpl
