@@ -12,14 +12,6 @@ namespace dpl::compiler {
 
 namespace {
 
-// Lets std::visit take a set of lambdas.
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
-
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -85,130 +77,133 @@ std::string identifier_stem(const std::string& path) {
 PatternPtr clone(const Pattern& pattern) {
   auto copy = std::make_unique<Pattern>();
   copy->loc = pattern.loc;
-  copy->node = std::visit(
-      Overloaded{
-          [](const WildcardPattern& p) -> decltype(Pattern::node) { return p; },
-          [](const VarPattern& p) -> decltype(Pattern::node) { return p; },
-          [](const ConstPattern& p) -> decltype(Pattern::node) { return p; },
-          [](const TypePattern& p) -> decltype(Pattern::node) { return p; },
-          [](const BindPattern& p) -> decltype(Pattern::node) {
-            return BindPattern{p.name, p.name_loc, clone(*p.inner)};
-          },
-          [](const CallPattern& p) -> decltype(Pattern::node) {
-            CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs};
-            for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
-            return call;
-          },
-          [](const ItemPattern& p) -> decltype(Pattern::node) { return ItemPattern{clone(*p.tuple), p.index}; },
-          [](const TuplePattern& p) -> decltype(Pattern::node) {
-            TuplePattern tuple;
-            for (const PatternPtr& field : p.fields) tuple.fields.push_back(clone(*field));
-            return tuple;
-          },
-          [](const AltPattern& p) -> decltype(Pattern::node) {
-            AltPattern alt;
-            for (const PatternPtr& alternative : p.alternatives) alt.alternatives.push_back(clone(*alternative));
-            return alt;
-          },
-      },
-      pattern.node);
+  copy->node = std::visit(Overloaded{
+                              [](const WildcardPattern& p) -> decltype(Pattern::node) { return p; },
+                              [](const VarPattern& p) -> decltype(Pattern::node) { return p; },
+                              [](const ConstPattern& p) -> decltype(Pattern::node) { return p; },
+                              [](const TypePattern& p) -> decltype(Pattern::node) { return p; },
+                              [](const ParamPattern& p) -> decltype(Pattern::node) { return p; },
+                              [](const BindPattern& p) -> decltype(Pattern::node) {
+                                return BindPattern{p.name, p.name_loc, clone(*p.inner)};
+                              },
+                              [](const CallPattern& p) -> decltype(Pattern::node) {
+                                CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs};
+                                for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
+                                return call;
+                              },
+                              [](const ItemPattern& p) -> decltype(Pattern::node) {
+                                return ItemPattern{clone(*p.tuple), p.index};
+                              },
+                              [](const TuplePattern& p) -> decltype(Pattern::node) {
+                                TuplePattern tuple;
+                                for (const PatternPtr& field : p.fields) tuple.fields.push_back(clone(*field));
+                                return tuple;
+                              },
+                              [](const AltPattern& p) -> decltype(Pattern::node) {
+                                AltPattern alt;
+                                for (const PatternPtr& alternative : p.alternatives)
+                                  alt.alternatives.push_back(clone(*alternative));
+                                return alt;
+                              },
+                          },
+                          pattern.node);
   return copy;
 }
 
 bool same_pattern(const Pattern& a, const Pattern& b) {
   if (a.node.index() != b.node.index()) return false;
-  return std::visit(
-      Overloaded{
-          [](const WildcardPattern&) { return true; },
-          [&](const VarPattern& p) { return p.name == std::get<VarPattern>(b.node).name; },
-          [&](const ConstPattern& p) {
-            const auto& q = std::get<ConstPattern>(b.node);
-            return p.value == q.value && p.integer_value == q.integer_value && p.dtype == q.dtype;
-          },
-          [&](const TypePattern& p) {
-            const auto& q = std::get<TypePattern>(b.node);
-            return p.shape == q.shape && p.dtype == q.dtype;
-          },
-          [&](const BindPattern& p) {
-            const auto& q = std::get<BindPattern>(b.node);
-            return p.name == q.name && same_pattern(*p.inner, *q.inner);
-          },
-          [&](const CallPattern& p) {
-            const auto& q = std::get<CallPattern>(b.node);
-            if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
-                p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
-              return false;
-            }
-            for (size_t i = 0; i < p.ops.size(); ++i) {
-              if (p.ops[i].text != q.ops[i].text) return false;
-            }
-            for (size_t i = 0; i < p.attrs.size(); ++i) {
-              if (p.attrs[i].name != q.attrs[i].name || p.attrs[i].literal != q.attrs[i].literal ||
-                  p.attrs[i].capture != q.attrs[i].capture) {
-                return false;
-              }
-            }
-            for (size_t i = 0; i < p.operands.size(); ++i) {
-              if (!same_pattern(*p.operands[i], *q.operands[i])) return false;
-            }
-            return true;
-          },
-          [&](const ItemPattern& p) {
-            const auto& q = std::get<ItemPattern>(b.node);
-            return p.index == q.index && same_pattern(*p.tuple, *q.tuple);
-          },
-          [&](const TuplePattern& p) {
-            const auto& q = std::get<TuplePattern>(b.node);
-            if (p.fields.size() != q.fields.size()) return false;
-            for (size_t i = 0; i < p.fields.size(); ++i) {
-              if (!same_pattern(*p.fields[i], *q.fields[i])) return false;
-            }
-            return true;
-          },
-          [&](const AltPattern& p) {
-            const auto& q = std::get<AltPattern>(b.node);
-            if (p.alternatives.size() != q.alternatives.size()) return false;
-            for (size_t i = 0; i < p.alternatives.size(); ++i) {
-              if (!same_pattern(*p.alternatives[i], *q.alternatives[i])) return false;
-            }
-            return true;
-          },
-      },
-      a.node);
+  return std::visit(Overloaded{
+                        [](const WildcardPattern&) { return true; },
+                        [&](const VarPattern& p) { return p.name == std::get<VarPattern>(b.node).name; },
+                        [&](const ConstPattern& p) {
+                          const auto& q = std::get<ConstPattern>(b.node);
+                          return p.value == q.value && p.integer_value == q.integer_value && p.dtype == q.dtype;
+                        },
+                        [&](const TypePattern& p) {
+                          const auto& q = std::get<TypePattern>(b.node);
+                          return p.shape == q.shape && p.dtype == q.dtype;
+                        },
+                        [&](const ParamPattern& p) { return p.name == std::get<ParamPattern>(b.node).name; },
+                        [&](const BindPattern& p) {
+                          const auto& q = std::get<BindPattern>(b.node);
+                          return p.name == q.name && same_pattern(*p.inner, *q.inner);
+                        },
+                        [&](const CallPattern& p) {
+                          const auto& q = std::get<CallPattern>(b.node);
+                          if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
+                              p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
+                            return false;
+                          }
+                          for (size_t i = 0; i < p.ops.size(); ++i) {
+                            if (p.ops[i].text != q.ops[i].text) return false;
+                          }
+                          for (size_t i = 0; i < p.attrs.size(); ++i) {
+                            if (p.attrs[i].name != q.attrs[i].name || p.attrs[i].literal != q.attrs[i].literal ||
+                                p.attrs[i].capture != q.attrs[i].capture) {
+                              return false;
+                            }
+                          }
+                          for (size_t i = 0; i < p.operands.size(); ++i) {
+                            if (!same_pattern(*p.operands[i], *q.operands[i])) return false;
+                          }
+                          return true;
+                        },
+                        [&](const ItemPattern& p) {
+                          const auto& q = std::get<ItemPattern>(b.node);
+                          return p.index == q.index && same_pattern(*p.tuple, *q.tuple);
+                        },
+                        [&](const TuplePattern& p) {
+                          const auto& q = std::get<TuplePattern>(b.node);
+                          if (p.fields.size() != q.fields.size()) return false;
+                          for (size_t i = 0; i < p.fields.size(); ++i) {
+                            if (!same_pattern(*p.fields[i], *q.fields[i])) return false;
+                          }
+                          return true;
+                        },
+                        [&](const AltPattern& p) {
+                          const auto& q = std::get<AltPattern>(b.node);
+                          if (p.alternatives.size() != q.alternatives.size()) return false;
+                          for (size_t i = 0; i < p.alternatives.size(); ++i) {
+                            if (!same_pattern(*p.alternatives[i], *q.alternatives[i])) return false;
+                          }
+                          return true;
+                        },
+                    },
+                    a.node);
 }
 
 size_t count_alternatives(const Pattern& pattern, size_t limit) {
   auto saturate = [&](size_t n) { return std::min(n, limit + 1); };
-  return std::visit(
-      Overloaded{
-          [&](const BindPattern& p) { return count_alternatives(*p.inner, limit); },
-          [&](const AltPattern& p) {
-            size_t total = 0;
-            for (const PatternPtr& alternative : p.alternatives) {
-              total = saturate(total + count_alternatives(*alternative, limit));
-            }
-            return total;
-          },
-          [&](const ItemPattern& p) { return count_alternatives(*p.tuple, limit); },
-          [&](const TuplePattern& p) {
-            size_t product = 1;
-            for (const PatternPtr& field : p.fields) product = saturate(product * count_alternatives(*field, limit));
-            return product;
-          },
-          [&](const CallPattern& p) {
-            size_t product = 1;
-            for (const PatternPtr& operand : p.operands) {
-              product = saturate(product * count_alternatives(*operand, limit));
-            }
-            size_t total = saturate(product * std::max<size_t>(p.ops.size(), 1));
-            if (p.optional && p.operands.size() == 1) {
-              total = saturate(total + count_alternatives(*p.operands[0], limit));
-            }
-            return total;
-          },
-          [](const auto&) -> size_t { return 1; },
-      },
-      pattern.node);
+  return std::visit(Overloaded{
+                        [&](const BindPattern& p) { return count_alternatives(*p.inner, limit); },
+                        [&](const AltPattern& p) {
+                          size_t total = 0;
+                          for (const PatternPtr& alternative : p.alternatives) {
+                            total = saturate(total + count_alternatives(*alternative, limit));
+                          }
+                          return total;
+                        },
+                        [&](const ItemPattern& p) { return count_alternatives(*p.tuple, limit); },
+                        [&](const TuplePattern& p) {
+                          size_t product = 1;
+                          for (const PatternPtr& field : p.fields)
+                            product = saturate(product * count_alternatives(*field, limit));
+                          return product;
+                        },
+                        [&](const CallPattern& p) {
+                          size_t product = 1;
+                          for (const PatternPtr& operand : p.operands) {
+                            product = saturate(product * count_alternatives(*operand, limit));
+                          }
+                          size_t total = saturate(product * std::max<size_t>(p.ops.size(), 1));
+                          if (p.optional && p.operands.size() == 1) {
+                            total = saturate(total + count_alternatives(*p.operands[0], limit));
+                          }
+                          return total;
+                        },
+                        [](const auto&) -> size_t { return 1; },
+                    },
+                    pattern.node);
 }
 
 namespace {
@@ -240,7 +235,8 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
       Overloaded{
           [&](const BindPattern& p) {
             for (PatternPtr& inner : expand_alternatives(*p.inner)) {
-              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, BindPattern{p.name, p.name_loc, std::move(inner)}}));
+              out.push_back(
+                  std::make_unique<Pattern>(Pattern{pattern.loc, BindPattern{p.name, p.name_loc, std::move(inner)}}));
             }
           },
           [&](const AltPattern& p) {
@@ -284,6 +280,7 @@ std::string to_string(const Pattern& pattern) {
           [](const VarPattern& p) { return p.name; },
           [](const ConstPattern& p) { return const_args(p.value, p.integer_value, p.dtype); },
           [](const TypePattern& p) { return type_pattern_str(p); },
+          [](const ParamPattern& p) { return "var(" + (p.name ? "\"" + *p.name + "\"" : std::string()) + ")"; },
           [](const ItemPattern& p) {
             return to_string(*p.tuple) + "[" + (p.index ? std::to_string(*p.index) : std::string("_")) + "]";
           },
@@ -312,18 +309,30 @@ std::string to_string(const Pattern& pattern) {
 
 std::string_view binary_op_spelling(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Subtract: return "-";
-    case BinaryOp::Multiply: return "*";
-    case BinaryOp::Divide: return "/";
-    case BinaryOp::Equal: return "==";
-    case BinaryOp::NotEqual: return "!=";
-    case BinaryOp::Less: return "<";
-    case BinaryOp::LessEqual: return "<=";
-    case BinaryOp::Greater: return ">";
-    case BinaryOp::GreaterEqual: return ">=";
-    case BinaryOp::And: return "&&";
-    case BinaryOp::Or: return "||";
+    case BinaryOp::Add:
+      return "+";
+    case BinaryOp::Subtract:
+      return "-";
+    case BinaryOp::Multiply:
+      return "*";
+    case BinaryOp::Divide:
+      return "/";
+    case BinaryOp::Equal:
+      return "==";
+    case BinaryOp::NotEqual:
+      return "!=";
+    case BinaryOp::Less:
+      return "<";
+    case BinaryOp::LessEqual:
+      return "<=";
+    case BinaryOp::Greater:
+      return ">";
+    case BinaryOp::GreaterEqual:
+      return ">=";
+    case BinaryOp::And:
+      return "&&";
+    case BinaryOp::Or:
+      return "||";
   }
   return "?";
 }
@@ -334,18 +343,23 @@ constexpr int kUnaryPrecedence = 6;
 
 int binary_precedence(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Or: return 1;
-    case BinaryOp::And: return 2;
+    case BinaryOp::Or:
+      return 1;
+    case BinaryOp::And:
+      return 2;
     case BinaryOp::Equal:
     case BinaryOp::NotEqual:
     case BinaryOp::Less:
     case BinaryOp::LessEqual:
     case BinaryOp::Greater:
-    case BinaryOp::GreaterEqual: return 3;
+    case BinaryOp::GreaterEqual:
+      return 3;
     case BinaryOp::Add:
-    case BinaryOp::Subtract: return 4;
+    case BinaryOp::Subtract:
+      return 4;
     case BinaryOp::Multiply:
-    case BinaryOp::Divide: return 5;
+    case BinaryOp::Divide:
+      return 5;
   }
   return 0;
 }
@@ -361,36 +375,35 @@ std::string parenthesized(const Expr& expr, int minimum) {
 }  // namespace
 
 std::string to_string(const Expr& expr) {
-  return std::visit(
-      Overloaded{
-          [](const VarExpr& e) { return e.name; },
-          [](const MemberExpr& e) { return to_string(*e.object) + "." + e.member; },
-          [](const ItemExpr& e) { return to_string(*e.tuple) + "[" + std::to_string(e.index) + "]"; },
-          [](const TupleExpr& e) {
-            std::vector<std::string> fields;
-            for (const ExprPtr& field : e.fields) fields.push_back(to_string(*field));
-            return "(" + join(fields, ", ") + (fields.size() == 1 ? ",)" : ")");
-          },
-          [](const IndexExpr& e) { return to_string(*e.object) + "[" + to_string(*e.index) + "]"; },
-          [](const UnaryExpr& e) {
-            return (e.op == UnaryOp::Negate ? "-" : "!") + parenthesized(*e.operand, kUnaryPrecedence);
-          },
-          [](const BinaryExpr& e) {
-            int precedence = binary_precedence(e.op);
-            // Left-associative: the right operand needs parentheses at equal precedence too.
-            return parenthesized(*e.lhs, precedence) + " " + std::string(binary_op_spelling(e.op)) + " " +
-                   parenthesized(*e.rhs, precedence + 1);
-          },
-          [](const ConstExpr& e) { return const_args(e.value, false, e.dtype); },
-          [](const LiteralExpr& e) { return attr_value_str(e.value); },
-          [](const CallExpr& e) {
-            std::vector<std::string> args;
-            for (const ExprPtr& operand : e.operands) args.push_back(to_string(*operand));
-            for (const ExprAttr& attr : e.attrs) args.push_back(attr.name + "=" + to_string(*attr.value));
-            return e.op.text + "(" + join(args, ", ") + ")";
-          },
-      },
-      expr.node);
+  return std::visit(Overloaded{
+                        [](const VarExpr& e) { return e.name; },
+                        [](const MemberExpr& e) { return to_string(*e.object) + "." + e.member; },
+                        [](const ItemExpr& e) { return to_string(*e.tuple) + "[" + std::to_string(e.index) + "]"; },
+                        [](const TupleExpr& e) {
+                          std::vector<std::string> fields;
+                          for (const ExprPtr& field : e.fields) fields.push_back(to_string(*field));
+                          return "(" + join(fields, ", ") + (fields.size() == 1 ? ",)" : ")");
+                        },
+                        [](const IndexExpr& e) { return to_string(*e.object) + "[" + to_string(*e.index) + "]"; },
+                        [](const UnaryExpr& e) {
+                          return (e.op == UnaryOp::Negate ? "-" : "!") + parenthesized(*e.operand, kUnaryPrecedence);
+                        },
+                        [](const BinaryExpr& e) {
+                          int precedence = binary_precedence(e.op);
+                          // Left-associative: the right operand needs parentheses at equal precedence too.
+                          return parenthesized(*e.lhs, precedence) + " " + std::string(binary_op_spelling(e.op)) + " " +
+                                 parenthesized(*e.rhs, precedence + 1);
+                        },
+                        [](const ConstExpr& e) { return const_args(e.value, false, e.dtype); },
+                        [](const LiteralExpr& e) { return attr_value_str(e.value); },
+                        [](const CallExpr& e) {
+                          std::vector<std::string> args;
+                          for (const ExprPtr& operand : e.operands) args.push_back(to_string(*operand));
+                          for (const ExprAttr& attr : e.attrs) args.push_back(attr.name + "=" + to_string(*attr.value));
+                          return e.op.text + "(" + join(args, ", ") + ")";
+                        },
+                    },
+                    expr.node);
 }
 
 std::string dump_ast(const AstFile& file) {

@@ -36,9 +36,11 @@ class ImportReader {
         continue;
       }
       std::string error;
-      std::unique_ptr<SourceFile> source = SourceFile::load(path.string(), error);
+      std::error_code code;
+      std::unique_ptr<SourceFile> source =
+          fs::is_regular_file(path, code) ? SourceFile::load(path.string(), error) : nullptr;
       if (source == nullptr) {
-        diags_.error(import.loc, "cannot import '" + import.path + "': " + error);
+        diags_.error(import.loc, "cannot import '" + import.path + "': " + (error.empty() ? "no such file" : error));
         continue;
       }
       result_.inputs.push_back(path.string());

@@ -14,13 +14,6 @@ namespace dpl::compiler {
 
 namespace {
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
-
 // The C++ identifiers of the built-in ops (`dpl::op::nn_softmax`), straight from ops.def.
 constexpr const char* kBuiltinOpIdents[] = {
 #define DPL_OP(ident, name) #ident,
@@ -32,10 +25,18 @@ std::string string_literal(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
@@ -72,21 +73,31 @@ struct Needs {
 
 std::string dtype_constant(DType dtype) {
   switch (dtype) {
-    case DType::Unknown: return "dpl::DType::Unknown";
-    case DType::Bool: return "dpl::DType::Bool";
-    case DType::Int8: return "dpl::DType::Int8";
-    case DType::Int16: return "dpl::DType::Int16";
-    case DType::Int32: return "dpl::DType::Int32";
-    case DType::Int64: return "dpl::DType::Int64";
-    case DType::UInt8: return "dpl::DType::UInt8";
-    case DType::Float16: return "dpl::DType::Float16";
-    case DType::BFloat16: return "dpl::DType::BFloat16";
-    case DType::Float32: return "dpl::DType::Float32";
-    case DType::Float64: return "dpl::DType::Float64";
+    case DType::Unknown:
+      return "dpl::DType::Unknown";
+    case DType::Bool:
+      return "dpl::DType::Bool";
+    case DType::Int8:
+      return "dpl::DType::Int8";
+    case DType::Int16:
+      return "dpl::DType::Int16";
+    case DType::Int32:
+      return "dpl::DType::Int32";
+    case DType::Int64:
+      return "dpl::DType::Int64";
+    case DType::UInt8:
+      return "dpl::DType::UInt8";
+    case DType::Float16:
+      return "dpl::DType::Float16";
+    case DType::BFloat16:
+      return "dpl::DType::BFloat16";
+    case DType::Float32:
+      return "dpl::DType::Float32";
+    case DType::Float64:
+      return "dpl::DType::Float64";
   }
   return "dpl::DType::Unknown";
 }
-
 
 // One line of source text inside a `//` comment.
 std::string comment_text(std::string text) {
@@ -125,16 +136,15 @@ bool is_scalar_attr(const AttrValue& value) {
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> names = {
       // C++ keywords and alternative tokens.
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static", "static_assert",
-      "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
-      "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while",
-      "xor", "xor_eq",
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
       // Names the generated code itself relies on.
       "dpl", "std", "int64_t", "root", "rewriter", "constant_dtype", "main"};
   return names;
@@ -180,6 +190,7 @@ class CodeWriter {
     out_ += '\n';
   }
   void blank() { out_ += '\n'; }
+  void text(const std::string& lines) { out_ += lines; }  // already indented
   void indent() { ++indent_; }
   void dedent() { --indent_; }
   const std::string& str() const { return out_; }
@@ -340,11 +351,15 @@ class RuleEmitter {
 
   void match(const Pattern& pattern, const std::string& subject, bool op_known) {
     std::visit(Overloaded{
-                   [](const WildcardPattern&) {},
-                   [&](const VarPattern& p) { bind(p.name, subject); },
+                   [](const WildcardPattern&) {}, [&](const VarPattern& p) { bind(p.name, subject); },
                    [&](const BindPattern& p) { match(*p.inner, bind(p.name, subject), op_known); },
                    [&](const ConstPattern& p) { match_const(p, subject); },
                    [&](const TypePattern& p) { match_type(p, subject); },
+                   [&](const ParamPattern& p) {
+                     std::string node = local(subject, "param", p.name ? 2 : 1);
+                     check(node + "->kind() != dpl::NodeKind::Param");
+                     if (p.name) check(node + "->name() != " + string_literal(*p.name));
+                   },
                    [&](const ItemPattern& p) {
                      bool deeper = !std::holds_alternative<WildcardPattern>(p.tuple->node);
                      std::string node = local(subject, "item", 1 + (p.index ? 1 : 0) + (deeper ? 1 : 0));
@@ -354,8 +369,8 @@ class RuleEmitter {
                    },
                    [&](const TuplePattern& p) {
                      std::string node = local(subject, "tuple", 1 + static_cast<int>(p.fields.size()));
-                     check(node + "->kind() != dpl::NodeKind::Tuple || " + node + "->num_operands() != " +
-                           std::to_string(p.fields.size()));
+                     check(node + "->kind() != dpl::NodeKind::Tuple || " + node +
+                           "->num_operands() != " + std::to_string(p.fields.size()));
                      for (size_t i = 0; i < p.fields.size(); ++i) {
                        match(*p.fields[i], node + "->operand(" + std::to_string(i) + ")", false);
                      }
@@ -437,10 +452,7 @@ class RuleEmitter {
         if (is_scalar_attr(*attr.literal)) {
           check(read + " != dpl::AttrValue(" + attr_value_cpp(*attr.literal, needs_) + ")");
         } else {
-          // Lists and strings are built once, not at every match.
-          std::string name = names_.fresh(attr.name + "_value");
-          body_->line("static const dpl::AttrValue " + name + " = " + attr_value_cpp(*attr.literal, needs_) + ";");
-          check(read + " != " + name);
+          check(read + " != " + constant_attr(*attr.literal, attr.name + "_value"));
         }
       } else if (auto it = bound_.find(attr.capture); it != bound_.end()) {
         check(read + " != " + it->second);
@@ -457,7 +469,8 @@ class RuleEmitter {
       body_->line("for (int " + order_var + " = 0; " + order_var + " < 2; ++" + order_var + ") {");
       body_->indent();
       ++loops_;
-      const std::string subjects[2] = {node + "->operand(" + order_var + ")", node + "->operand(1 - " + order_var + ")"};
+      const std::string subjects[2] = {node + "->operand(" + order_var + ")",
+                                       node + "->operand(1 - " + order_var + ")"};
       for (size_t i : order) match(*call.operands[i], subjects[i], false);
       return;  // the loop closes after the right-hand side, so a later failure tries the other order
     }
@@ -476,6 +489,17 @@ class RuleEmitter {
   bool needs_both_orders(const CallPattern& call) const {
     if (call.operands.size() != 2 || !registry_.get(call.ops[0].id).has(kCommutative)) return false;
     if (same_pattern(*call.operands[0], *call.operands[1])) return false;
+    // `add(a: p, a)`: both operands must be one node, in either order.
+    auto top_name = [](const Pattern& p) -> const std::string* {
+      if (const auto* bind = std::get_if<BindPattern>(&p.node)) return &bind->name;
+      if (const auto* var = std::get_if<VarPattern>(&p.node)) return &var->name;
+      return nullptr;
+    };
+    for (int i = 0; i < 2; ++i) {
+      const auto* var = std::get_if<VarPattern>(&call.operands[1 - i]->node);
+      const std::string* other = top_name(*call.operands[i]);
+      if (var != nullptr && other != nullptr && var->name == *other) return false;
+    }
     return !(unconstrained(*call.operands[0]) && unconstrained(*call.operands[1]));
   }
 
@@ -493,39 +517,38 @@ class RuleEmitter {
   std::vector<size_t> operand_order(const CallPattern& call) const {
     std::vector<size_t> order(call.operands.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_partition(order.begin(), order.end(),
-                          [&](size_t i) { return !has_choice(*call.operands[i]); });
+    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !has_choice(*call.operands[i]); });
     return order;
   }
 
   // Emits the statements building `expr`; returns the C++ expression of the new value. `sibling` is a value
   // built or matched next to it (for the dtype of constants).
   std::string build(const Expr& expr, const std::string* sibling) {
-    return std::visit(Overloaded{
-                          [&](const VarExpr& e) { return bound_.at(e.name); },
-                          [&](const ConstExpr& e) { return build_constant(e, sibling); },
-                          [&](const CallExpr& e) { return build_call(e); },
-                          [&](const ItemExpr& e) {
-                            std::string tuple = build(*e.tuple, nullptr);
-                            std::string name = names_.numbered("item");
-                            body_->line("dpl::Node* " + name + " = rewriter.item(" + tuple + ", " +
-                                        std::to_string(e.index) + ");");
-                            check(name + " == nullptr");
-                            return name;
-                          },
-                          [&](const TupleExpr& e) {
-                            std::vector<std::string> fields;
-                            for (const ExprPtr& field : e.fields) fields.push_back(build(*field, nullptr));
-                            needs_.vector = true;
-                            std::string name = names_.numbered("tuple");
-                            body_->line("dpl::Node* " + name + " = rewriter.tuple(std::vector<dpl::Node*>{" +
-                                        fmt::format("{}", fmt::join(fields, ", ")) + "});");
-                            check(name + " == nullptr");
-                            return name;
-                          },
-                          [](const auto&) -> std::string { return "nullptr"; },  // sema rejects anything else
-                      },
-                      expr.node);
+    return std::visit(
+        Overloaded{
+            [&](const VarExpr& e) { return bound_.at(e.name); },
+            [&](const ConstExpr& e) { return build_constant(e, sibling); },
+            [&](const CallExpr& e) { return build_call(e); },
+            [&](const ItemExpr& e) {
+              std::string tuple = build(*e.tuple, nullptr);
+              std::string name = names_.numbered("item");
+              body_->line("dpl::Node* " + name + " = rewriter.item(" + tuple + ", " + std::to_string(e.index) + ");");
+              check(name + " == nullptr");
+              return name;
+            },
+            [&](const TupleExpr& e) {
+              std::vector<std::string> fields;
+              for (const ExprPtr& field : e.fields) fields.push_back(build(*field, nullptr));
+              needs_.vector = true;
+              std::string name = names_.numbered("tuple");
+              body_->line("dpl::Node* " + name + " = rewriter.tuple(std::vector<dpl::Node*>{" +
+                          fmt::format("{}", fmt::join(fields, ", ")) + "});");
+              check(name + " == nullptr");
+              return name;
+            },
+            [](const auto&) -> std::string { return "nullptr"; },  // sema rejects anything else
+        },
+        expr.node);
   }
 
   std::string build_constant(const ConstExpr& constant, const std::string* sibling) {
@@ -587,16 +610,21 @@ class RuleEmitter {
     std::string computed_value = computed(value);
     switch (kind) {
       case AttrKind::Int:
-      case AttrKind::OptInt: return "static_cast<int64_t>(" + computed_value + ")";
+      case AttrKind::OptInt:
+        return "static_cast<int64_t>(" + computed_value + ")";
       case AttrKind::Float:
-      case AttrKind::OptFloat: return "static_cast<double>(" + computed_value + ")";
+      case AttrKind::OptFloat:
+        return "static_cast<double>(" + computed_value + ")";
       case AttrKind::DType:
         needs_.string = true;
         if (value.type == ExprType::DType) return "std::string(dpl::dtype_name(" + computed_value + "))";
         return "std::string(" + computed_value + ")";
       case AttrKind::String:
-      case AttrKind::OptString: needs_.string = true; return "std::string(" + computed_value + ")";
-      default: return computed_value;  // Bool, and int lists from a capture
+      case AttrKind::OptString:
+        needs_.string = true;
+        return "std::string(" + computed_value + ")";
+      default:
+        return computed_value;  // Bool, and int lists from a capture
     }
   }
 
@@ -608,12 +636,9 @@ class RuleEmitter {
     return std::visit(
         Overloaded{
             [&](const LiteralExpr& e) { return literal_cpp(e.value); },
-            [&](const VarExpr& e) { return name_cpp(e, expr); },
-            [&](const MemberExpr& e) { return property(e); },
+            [&](const VarExpr& e) { return name_cpp(e, expr); }, [&](const MemberExpr& e) { return property(e); },
             [&](const IndexExpr& e) { return shape_dim(e); },
-            [&](const UnaryExpr& e) {
-              return std::string(e.op == UnaryOp::Negate ? "-" : "!") + computed(*e.operand);
-            },
+            [&](const UnaryExpr& e) { return std::string(e.op == UnaryOp::Negate ? "-" : "!") + computed(*e.operand); },
             [&](const BinaryExpr& e) { return binary_cpp(e); },
             [](const auto&) -> std::string { return "false"; },  // sema rejects anything else
         },
@@ -647,11 +672,16 @@ class RuleEmitter {
     if (expr.type == ExprType::String || expr.type == ExprType::IntList) needs_.string = needs_.vector = true;
     switch (expr.type) {
       case ExprType::Number:
-        return expr.attr_kind == AttrKind::Float ? "std::get<double>(" + local + ")" : "std::get<int64_t>(" + local + ")";
-      case ExprType::Bool: return "std::get<bool>(" + local + ")";
-      case ExprType::String: return "std::get<std::string>(" + local + ")";
-      case ExprType::IntList: return "std::get<std::vector<int64_t>>(" + local + ")";
-      default: return local;  // a node, an op id, or a whole attribute value
+        return expr.attr_kind == AttrKind::Float ? "std::get<double>(" + local + ")"
+                                                 : "std::get<int64_t>(" + local + ")";
+      case ExprType::Bool:
+        return "std::get<bool>(" + local + ")";
+      case ExprType::String:
+        return "std::get<std::string>(" + local + ")";
+      case ExprType::IntList:
+        return "std::get<std::vector<int64_t>>(" + local + ")";
+      default:
+        return local;  // a node, an op id, or a whole attribute value
     }
   }
 
@@ -695,12 +725,24 @@ class RuleEmitter {
     std::string at = position >= 0 ? std::to_string(position)
                                    : "static_cast<size_t>(" + type + "->rank() - " + std::to_string(-position) + ")";
     int64_t needed_rank = position >= 0 ? position + 1 : -position;
-    check("!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" + dims +
-          "[" + at + "].is_static()");
-    std::string local = names_.fresh(node + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
+    check("!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" + dims + "[" +
+          at + "].is_static()");
+    std::string local =
+        names_.fresh(node + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
     body_->line("const int64_t " + local + " = " + dims + "[" + at + "].extent();");
     properties_[key] = local;
     return local;
+  }
+
+  // A list or string attribute value, built once (a function-local static), not at every match; one per value.
+  std::string constant_attr(const AttrValue& value, const std::string& base) {
+    std::string text = attr_value_cpp(value, needs_);
+    std::string key = "constant " + text;
+    if (std::string local = property_local(key); !local.empty()) return local;
+    std::string name = names_.fresh(base);
+    body_->line("static const dpl::AttrValue " + name + " = " + text + ";");
+    properties_[key] = name;
+    return name;
   }
 
   bool is_dim(const Expr& expr) const {
@@ -741,14 +783,8 @@ class RuleEmitter {
   // A side of an equality between whole attribute values: a capture as it is, a literal as a constant.
   std::string whole_attr(const Expr& side) {
     if (const auto* literal = std::get_if<LiteralExpr>(&side.node)) {
-      std::string value = attr_value_cpp(literal->value, needs_);
-      if (is_scalar_attr(literal->value)) return "dpl::AttrValue(" + value + ")";
-      std::string key = "literal " + value;
-      if (std::string local = property_local(key); !local.empty()) return local;
-      std::string name = names_.fresh("literal");
-      body_->line("static const dpl::AttrValue " + name + " = " + value + ";");
-      properties_[key] = name;
-      return name;
+      if (is_scalar_attr(literal->value)) return "dpl::AttrValue(" + attr_value_cpp(literal->value, needs_) + ")";
+      return constant_attr(literal->value, "literal");
     }
     return bound_.at(std::get<VarExpr>(side.node).name);
   }
@@ -758,8 +794,8 @@ class RuleEmitter {
   const Expr* guard_;
   const Expr& rhs_;
   std::map<std::string, std::string> properties_;  // "x.rank" -> its local
-  std::set<std::string> constant_nodes_;            // locals already checked to be constants
-  std::set<std::string> dims_;                      // variables bound to a dpl::Dim
+  std::set<std::string> constant_nodes_;           // locals already checked to be constants
+  std::set<std::string> dims_;                     // variables bound to a dpl::Dim
   Needs& needs_;
   Mentions pattern_mentions_;  // in the pattern only
   Mentions mentions_;          // in the pattern and the right-hand side
@@ -768,6 +804,9 @@ class RuleEmitter {
   CodeWriter* body_ = nullptr;
   int loops_ = 0;
 };
+
+// Stands for a rule function's name while its body is compared with the other alternatives'.
+constexpr const char* kFunctionName = "@function@";
 
 // One alternative of one rule, as dispatched by the pass matcher.
 struct Alternative {
@@ -853,7 +892,8 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   open_namespace(header, options.namespace_name);
   header.blank();
   for (const Pass& pass : file.passes) {
-    std::string summary = "// pass " + pass.name + (pass.description.empty() ? "" : ": " + comment_text(pass.description));
+    std::string summary =
+        "// pass " + pass.name + (pass.description.empty() ? "" : ": " + comment_text(pass.description));
     header.line(summary);
     header.line("const dpl::PassDef& " + pass_functions[&pass] + "();");
   }
@@ -870,23 +910,55 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
       const Rule& rule = pass.rules[rule_index];
       std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
       std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
+      // Alternatives that differ only in the root op (which the dispatch switch has checked) share a function.
+      struct Function {
+        std::string name;
+        std::string text;
+        const Pattern* pattern;  // the first alternative's
+        std::vector<size_t> alternatives;
+      };
+      std::vector<Function> functions;
+      std::map<std::string, size_t> function_of_body;
+      const std::string guard = rule.guard ? " where " + to_string(*rule.guard) : "";
+      const std::string header = "// rule " + rule.name + " (" + location + ")";
       for (size_t k = 0; k < expanded.size(); ++k) {
+        CodeWriter function;
+        RuleEmitter(registry, *expanded[k], rule.guard.get(), *rule.rhs, needs).emit(function, kFunctionName);
+        auto [shared, fresh] = function_of_body.emplace(function.str(), functions.size());
+        if (fresh) {
+          std::string name = names.fresh(expanded.size() == 1 ? "rule_" + rule.name
+                                                              : "rule_" + rule.name + "_" + std::to_string(k + 1));
+          std::string text = function.str();
+          text.replace(text.find(kFunctionName), std::string_view(kFunctionName).size(), name);
+          functions.push_back(Function{name, std::move(text), expanded[k].get(), {}});
+        }
+        Function& target = functions[shared->second];
+        target.alternatives.push_back(k + 1);
         Alternative alternative;
         alternative.rule_index = rule_index;
         alternative.rule = &rule;
         alternative.root_op = root_call(*expanded[k]).ops[0].id;
-        alternative.function = names.fresh(expanded.size() == 1 ? "rule_" + rule.name
-                                                                : "rule_" + rule.name + "_" + std::to_string(k + 1));
-        alternative.comment = "// rule " + rule.name + " (" + location + ")";
-        if (expanded.size() > 1) {
-          alternative.comment += fmt::format(", alternative {} of {}", k + 1, expanded.size());
-        }
-        rules_code.line(alternative.comment);
-        std::string guard = rule.guard ? " where " + to_string(*rule.guard) : "";
-        rules_code.line("// " + comment_text(to_string(*expanded[k]) + guard + " => " + to_string(*rule.rhs)));
-        RuleEmitter(registry, *expanded[k], rule.guard.get(), *rule.rhs, needs).emit(rules_code, alternative.function);
-        rules_code.blank();
+        alternative.function = target.name;
+        alternative.comment = header;
+        if (expanded.size() > 1) alternative.comment += fmt::format(", alternative {} of {}", k + 1, expanded.size());
         alternatives[&pass].push_back(std::move(alternative));
+      }
+      for (const Function& function : functions) {
+        if (function.alternatives.size() == 1) {
+          rules_code.line(expanded.size() == 1 ? header
+                                               : header + fmt::format(", alternative {} of {}",
+                                                                      function.alternatives[0], expanded.size()));
+          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + " => " + to_string(*rule.rhs)));
+        } else {
+          std::string which =
+              function.alternatives.size() == expanded.size()
+                  ? fmt::format("all {} alternatives", expanded.size())
+                  : fmt::format("alternatives {} of {}", fmt::join(function.alternatives, ", "), expanded.size());
+          rules_code.line(header + ", " + which + " (they differ in the root op only)");
+          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + " => " + to_string(*rule.rhs)));
+        }
+        rules_code.text(function.text);
+        rules_code.blank();
       }
     }
   }
@@ -918,7 +990,8 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     source.line("for (const dpl::Node* node : candidates) {");
     source.indent();
     source.line("dpl::TypeRef type = node->type();");
-    source.line("if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();");
+    source.line(
+        "if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();");
     source.dedent();
     source.line("}");
     source.line("return dpl::DType::Float32;");

@@ -11,13 +11,6 @@ namespace dpl::compiler {
 
 namespace {
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
-
 class MacroExpander {
  public:
   MacroExpander(DiagnosticEngine& diags, const OpRegistry& registry) : diags_(diags), registry_(registry) {}

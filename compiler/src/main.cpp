@@ -1,13 +1,13 @@
 // dplc, the command-line front end: compiles a .dpl rule file into <stem>.dpl.h / <stem>.dpl.cpp.
-#include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 
 #include "dpl/compiler/compile.h"
 
@@ -68,8 +68,7 @@ int main(int argc, char** argv) {
   bool check_only = false;
   app.add_option("rules", input, "The .dpl rule file")->required();
   app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
-  app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")
-      ->capture_default_str();
+  app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")->capture_default_str();
   app.add_option("--depfile", depfile, "Also write a Makefile-syntax depfile listing the inputs");
   app.add_option("--emit", emit, "Print instead of writing files: ast or cpp")->check(CLI::IsMember({"ast", "cpp"}));
   app.add_flag("--check", check_only, "Only check the rules; write nothing");
@@ -132,8 +131,8 @@ int main(int argc, char** argv) {
                  write_atomically(source_path, result.cpp->source, write_error);
   if (written && !depfile.empty()) {
     // Absolute paths: the build tool may run in another directory than dplc did.
-    std::string rule = make_escape(fs::absolute(header_path).string()) + " " +
-                       make_escape(fs::absolute(source_path).string()) + ":";
+    std::string rule =
+        make_escape(fs::absolute(header_path).string()) + " " + make_escape(fs::absolute(source_path).string()) + ":";
     for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
     written = write_atomically(depfile, rule + "\n", write_error);
   }

@@ -65,11 +65,19 @@ std::string describe_expected(const antlr4::misc::IntervalSet& expected, const a
       continue;
     }
     switch (type) {
-      case DplParser::IDENT: names.insert("a name"); break;
+      case DplParser::IDENT:
+        names.insert("a name");
+        break;
       case DplParser::INT:
-      case DplParser::FLOAT: names.insert("a number"); break;
-      case DplParser::STRING: names.insert("a string"); break;
-      default: names.insert(vocabulary.getDisplayName(type)); break;
+      case DplParser::FLOAT:
+        names.insert("a number");
+        break;
+      case DplParser::STRING:
+        names.insert("a string");
+        break;
+      default:
+        names.insert(vocabulary.getDisplayName(type));
+        break;
     }
   }
   std::string text;
@@ -86,8 +94,7 @@ std::string describe_expected(const antlr4::misc::IntervalSet& expected, const a
 class DplErrorStrategy : public antlr4::DefaultErrorStrategy {
  protected:
   void reportNoViableAlternative(antlr4::Parser* parser, const antlr4::NoViableAltException& e) override {
-    parser->notifyErrorListeners(e.getOffendingToken(), "unexpected " + describe_token(e.getOffendingToken()),
-                                 nullptr);
+    parser->notifyErrorListeners(e.getOffendingToken(), "unexpected " + describe_token(e.getOffendingToken()), nullptr);
   }
 
   void reportInputMismatch(antlr4::Parser* parser, const antlr4::InputMismatchException& e) override {
@@ -101,11 +108,10 @@ class DplErrorStrategy : public antlr4::DefaultErrorStrategy {
     if (inErrorRecoveryMode(parser)) return;
     beginErrorCondition(parser);
     antlr4::Token* token = parser->getCurrentToken();
-    parser->notifyErrorListeners(
-        token,
-        "unexpected " + describe_token(token) + "; expected " +
-            describe_expected(getExpectedTokens(parser), parser->getVocabulary()),
-        nullptr);
+    parser->notifyErrorListeners(token,
+                                 "unexpected " + describe_token(token) + "; expected " +
+                                     describe_expected(getExpectedTokens(parser), parser->getVocabulary()),
+                                 nullptr);
   }
 
   void reportMissingToken(antlr4::Parser* parser) override {
@@ -350,8 +356,8 @@ class AstBuilder {
       return make_pattern(loc(context), std::move(call));
     }
     if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
-      diags_.error(loc(member), "'" + member->getText() + "' is an op; a pattern calls it: " + member->getText() +
-                                    "(...)");
+      diags_.error(loc(member),
+                   "'" + member->getText() + "' is an op; a pattern calls it: " + member->getText() + "(...)");
       return nullptr;
     }
     diags_.error(loc(context), "expected a pattern");
@@ -360,8 +366,9 @@ class AstBuilder {
 
   // `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`, `Tensor[_, float16]`.
   PatternPtr type_pattern(DplParser::IndexExprContext* context) {
-    static const char* kForm = "a type pattern is Tensor[shape], Tensor[shape, dtype] or Tensor[dtype], where "
-                               "shape is (d, ...) with each d an integer, a name or _";
+    static const char* kForm =
+        "a type pattern is Tensor[shape], Tensor[shape, dtype] or Tensor[dtype], where "
+        "shape is (d, ...) with each d an integer, a name or _";
     std::vector<DplParser::ExprContext*> parts = context->expr();
     parts.erase(parts.begin());
     TypePattern type;
@@ -484,6 +491,9 @@ class AstBuilder {
     if (call.ops.size() == 1 && call.op_var.empty() && !call.optional && call.ops[0].text == "const") {
       return const_pattern(context);
     }
+    if (call.ops.size() == 1 && call.op_var.empty() && !call.optional && call.ops[0].text == "var") {
+      return param_pattern(context);
+    }
     if (DplParser::ArgumentsContext* arguments = context->arguments()) {
       bool seen_keyword = false;
       for (DplParser::ArgumentContext* argument : arguments->argument()) {
@@ -579,6 +589,24 @@ class AstBuilder {
     return make_pattern(loc(context), constant);
   }
 
+  // `var()` or `var("name")`.
+  PatternPtr param_pattern(DplParser::CallExprContext* context) {
+    ParamPattern param;
+    DplParser::ArgumentsContext* arguments = context->arguments();
+    if (arguments != nullptr) {
+      std::vector<DplParser::ArgumentContext*> list = arguments->argument();
+      auto* positional = dynamic_cast<DplParser::PositionalArgumentContext*>(list[0]);
+      auto* primary = positional ? dynamic_cast<DplParser::PrimaryExprContext*>(positional->expr()) : nullptr;
+      auto* text = primary ? dynamic_cast<DplParser::StringPrimaryContext*>(primary->primary()) : nullptr;
+      if (list.size() != 1 || text == nullptr) {
+        diags_.error(loc(arguments), "var(...) takes the parameter's name as a string: var(\"x\")");
+        return nullptr;
+      }
+      param.name = unquote(text->getStart());
+    }
+    return make_pattern(loc(context), std::move(param));
+  }
+
   // `const(value)` or `const(value, dtype)`: positional arguments only.
   bool const_arguments(DplParser::CallExprContext* context, std::vector<DplParser::ExprContext*>& args) {
     if (DplParser::ArgumentsContext* arguments = context->arguments()) {
@@ -644,7 +672,8 @@ class AstBuilder {
         }
         return make_expr(loc(context), VarExpr{text});
       }
-      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner)) return expression(paren->expr(), depth + 1);
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner))
+        return expression(paren->expr(), depth + 1);
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_expression(call, depth);
     if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
@@ -801,10 +830,10 @@ class AstBuilder {
     if (auto* disjunction = dynamic_cast<DplParser::OrExprContext*>(context)) sides = disjunction->expr();
     if (sides.size() == 2) {
       static const std::map<std::string, BinaryOp> ops = {
-          {"+", BinaryOp::Add},        {"-", BinaryOp::Subtract},   {"*", BinaryOp::Multiply},
-          {"/", BinaryOp::Divide},     {"==", BinaryOp::Equal},     {"!=", BinaryOp::NotEqual},
-          {"<", BinaryOp::Less},       {"<=", BinaryOp::LessEqual}, {">", BinaryOp::Greater},
-          {">=", BinaryOp::GreaterEqual}, {"&&", BinaryOp::And},    {"||", BinaryOp::Or}};
+          {"+", BinaryOp::Add},           {"-", BinaryOp::Subtract},   {"*", BinaryOp::Multiply},
+          {"/", BinaryOp::Divide},        {"==", BinaryOp::Equal},     {"!=", BinaryOp::NotEqual},
+          {"<", BinaryOp::Less},          {"<=", BinaryOp::LessEqual}, {">", BinaryOp::Greater},
+          {">=", BinaryOp::GreaterEqual}, {"&&", BinaryOp::And},       {"||", BinaryOp::Or}};
       // The operator is the token right after the left side.
       antlr4::Token* op_token = parser_tokens_->get(sides[0]->getStop()->getTokenIndex() + 1);
       auto op = ops.find(op_token->getText());
@@ -951,8 +980,10 @@ class AstBuilder {
         std::optional<AttrValue> value = is_literal_syntax(element) ? literal(element) : std::nullopt;
         const int64_t* integer = value ? std::get_if<int64_t>(&*value) : nullptr;
         if (integer == nullptr) {
-          if (!value) diags_.error(loc(element), "list attributes hold integer literals");
-          else diags_.error(loc(element), "list attributes hold integers, not '" + element->getText() + "'");
+          if (!value)
+            diags_.error(loc(element), "list attributes hold integer literals");
+          else
+            diags_.error(loc(element), "list attributes hold integers, not '" + element->getText() + "'");
           return std::nullopt;
         }
         values.push_back(*integer);

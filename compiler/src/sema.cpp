@@ -10,13 +10,6 @@ namespace dpl::compiler {
 
 namespace {
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
-
 // Edit distance counting insertions, deletions, substitutions and swaps of adjacent characters.
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
@@ -25,7 +18,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -67,9 +61,7 @@ std::string value_kind_name(const AttrValue& value) {
                     value);
 }
 
-std::string plural(int count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
+std::string plural(int count, const char* noun) { return std::to_string(count) + " " + noun + (count == 1 ? "" : "s"); }
 
 // Each alternative of a rule becomes its own matcher function; this bounds the generated code.
 constexpr size_t kMaxAlternatives = 256;
@@ -78,22 +70,26 @@ enum class VarKind { Value, Op, Attr, Dim };
 
 const char* var_kind_name(VarKind kind) {
   switch (kind) {
-    case VarKind::Value: return "a value";
-    case VarKind::Op: return "an op";
-    case VarKind::Attr: return "an attribute value";
-    case VarKind::Dim: return "a dimension";
+    case VarKind::Value:
+      return "a value";
+    case VarKind::Op:
+      return "an op";
+    case VarKind::Attr:
+      return "an attribute value";
+    case VarKind::Dim:
+      return "a dimension";
   }
   return "";
 }
 
 struct Variable {
   VarKind kind = VarKind::Value;
-  SourceLoc loc;                  // where it is first bound
-  std::vector<OpId> ops;          // Op: the ops it may stand for
+  SourceLoc loc;                       // where it is first bound
+  std::vector<OpId> ops;               // Op: the ops it may stand for
   AttrKind attr_kind = AttrKind::Int;  // Attr: the kind of the captured attribute
-  bool partial = false;           // bound in only some alternatives of a `|`
-  bool poisoned = false;          // its binding had an error: uses are not checked further
-  int uses = 0;                   // references after the binding (left or right)
+  bool partial = false;                // bound in only some alternatives of a `|`
+  bool poisoned = false;               // its binding had an error: uses are not checked further
+  int uses = 0;                        // references after the binding (left or right)
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -192,9 +188,10 @@ class Checker {
       return;
     }
     if (existing.kind == VarKind::Attr && existing.attr_kind != variable.attr_kind) {
-      Diagnostic& diag = diags_.error(loc, "'" + name + "' captures a " +
-                                               std::string(attr_kind_name(variable.attr_kind)) + " attribute here, but a " +
-                                               std::string(attr_kind_name(existing.attr_kind)) + " one where it was bound");
+      Diagnostic& diag =
+          diags_.error(loc, "'" + name + "' captures a " + std::string(attr_kind_name(variable.attr_kind)) +
+                                " attribute here, but a " + std::string(attr_kind_name(existing.attr_kind)) +
+                                " one where it was bound");
       DiagnosticEngine::add_note(diag, existing.loc, "first bound here");
       return;
     }
@@ -205,6 +202,7 @@ class Checker {
     std::visit(Overloaded{
                    [](WildcardPattern&) {},
                    [](ConstPattern&) {},
+                   [](ParamPattern&) {},
                    [&](VarPattern& p) { bind_or_use(p.name, pattern.loc, Variable{}, scope); },
                    [&](BindPattern& p) {
                      bind_or_use(p.name, p.name_loc, Variable{}, scope);
@@ -232,7 +230,8 @@ class Checker {
   // Reports what is wrong with the call but still binds every name in it, so that one mistake does not
   // cascade into "not bound" errors further on.
   void check_call_pattern(CallPattern& call, SourceLoc loc, Scope& scope) {
-    bool ops_ok = true;
+    expand_op_classes(call, loc);
+    bool ops_ok = !call.ops.empty();
     for (OpName& op : call.ops) ops_ok = resolve_op(op) && ops_ok;
     bool op_var_ok = !call.op_var.empty();
     if (call.optional) {
@@ -310,23 +309,22 @@ class Checker {
 
   // An operand of a call or the whole right-hand side: something that produces a graph value.
   void check_value_expr(Expr& expr, Scope& scope) {
-    std::visit(Overloaded{
-                   [&](VarExpr& e) { use_variable(e.name, expr.loc, VarKind::Value, scope); },
-                   [](ConstExpr&) {},
-                   [&](LiteralExpr&) {
-                     diags_.error(expr.loc, "a literal is not a graph value; write const(" + to_string(expr) +
-                                                ") for a new constant");
-                   },
-                   [&](CallExpr& e) { check_call_expr(e, expr.loc, scope); },
-                   [&](ItemExpr& e) { check_value_expr(*e.tuple, scope); },
-                   [&](TupleExpr& e) {
-                     for (ExprPtr& field : e.fields) check_value_expr(*field, scope);
-                   },
-                   [&](auto&) {
-                     diags_.error(expr.loc, "expected a graph value: a bound name, an op call or const(...)");
-                   },
-               },
-               expr.node);
+    std::visit(
+        Overloaded{
+            [&](VarExpr& e) { use_variable(e.name, expr.loc, VarKind::Value, scope); },
+            [](ConstExpr&) {},
+            [&](LiteralExpr&) {
+              diags_.error(expr.loc,
+                           "a literal is not a graph value; write const(" + to_string(expr) + ") for a new constant");
+            },
+            [&](CallExpr& e) { check_call_expr(e, expr.loc, scope); },
+            [&](ItemExpr& e) { check_value_expr(*e.tuple, scope); },
+            [&](TupleExpr& e) {
+              for (ExprPtr& field : e.fields) check_value_expr(*field, scope);
+            },
+            [&](auto&) { diags_.error(expr.loc, "expected a graph value: a bound name, an op call or const(...)"); },
+        },
+        expr.node);
     expr.type = ExprType::Value;
   }
 
@@ -438,12 +436,17 @@ class Checker {
   static ExprType type_of_attr(AttrKind kind) {
     switch (kind) {
       case AttrKind::Int:
-      case AttrKind::Float: return ExprType::Number;
-      case AttrKind::Bool: return ExprType::Bool;
+      case AttrKind::Float:
+        return ExprType::Number;
+      case AttrKind::Bool:
+        return ExprType::Bool;
       case AttrKind::String:
-      case AttrKind::DType: return ExprType::String;
-      case AttrKind::IntList: return ExprType::IntList;
-      default: return ExprType::Attr;  // optional or mixed: compared as a whole
+      case AttrKind::DType:
+        return ExprType::String;
+      case AttrKind::IntList:
+        return ExprType::IntList;
+      default:
+        return ExprType::Attr;  // optional or mixed: compared as a whole
     }
   }
 
@@ -452,29 +455,43 @@ class Checker {
       case AttrKind::Int:
       case AttrKind::Float:
       case AttrKind::OptInt:
-      case AttrKind::OptFloat: return type == ExprType::Number;
-      case AttrKind::Bool: return type == ExprType::Bool;
-      case AttrKind::DType: return type == ExprType::DType || type == ExprType::String;
+      case AttrKind::OptFloat:
+        return type == ExprType::Number;
+      case AttrKind::Bool:
+        return type == ExprType::Bool;
+      case AttrKind::DType:
+        return type == ExprType::DType || type == ExprType::String;
       case AttrKind::String:
-      case AttrKind::OptString: return type == ExprType::String;
+      case AttrKind::OptString:
+        return type == ExprType::String;
       case AttrKind::IntList:
       case AttrKind::OptIntList:
-      case AttrKind::IntOrIntList: return type == ExprType::IntList;
+      case AttrKind::IntOrIntList:
+        return type == ExprType::IntList;
     }
     return false;
   }
 
   static std::string type_name(ExprType type) {
     switch (type) {
-      case ExprType::Unknown: return "unknown";
-      case ExprType::Value: return "a graph value";
-      case ExprType::Number: return "a number";
-      case ExprType::Bool: return "a condition";
-      case ExprType::DType: return "a dtype";
-      case ExprType::String: return "a string";
-      case ExprType::IntList: return "an int list";
-      case ExprType::Attr: return "an attribute value";
-      case ExprType::Op: return "an op";
+      case ExprType::Unknown:
+        return "unknown";
+      case ExprType::Value:
+        return "a graph value";
+      case ExprType::Number:
+        return "a number";
+      case ExprType::Bool:
+        return "a condition";
+      case ExprType::DType:
+        return "a dtype";
+      case ExprType::String:
+        return "a string";
+      case ExprType::IntList:
+        return "an int list";
+      case ExprType::Attr:
+        return "an attribute value";
+      case ExprType::Op:
+        return "an op";
     }
     return "unknown";
   }
@@ -492,8 +509,9 @@ class Checker {
               ExprType wanted = e.op == UnaryOp::Negate ? ExprType::Number : ExprType::Bool;
               if (operand == ExprType::Unknown) return ExprType::Unknown;
               if (operand != wanted) {
-                diags_.error(expr.loc, std::string(e.op == UnaryOp::Negate ? "'-' needs a number" : "'!' needs a condition") +
-                                           ", but '" + to_string(*e.operand) + "' is " + type_name(operand));
+                diags_.error(expr.loc,
+                             std::string(e.op == UnaryOp::Negate ? "'-' needs a number" : "'!' needs a condition") +
+                                 ", but '" + to_string(*e.operand) + "' is " + type_name(operand));
                 return ExprType::Unknown;
               }
               return wanted;
@@ -526,9 +544,12 @@ class Checker {
     }
     ++variable.uses;
     switch (variable.kind) {
-      case VarKind::Value: return ExprType::Value;
-      case VarKind::Op: return ExprType::Op;
-      case VarKind::Dim: return ExprType::Number;
+      case VarKind::Value:
+        return ExprType::Value;
+      case VarKind::Op:
+        return ExprType::Op;
+      case VarKind::Dim:
+        return ExprType::Number;
       case VarKind::Attr:
         expr.attr_kind = variable.attr_kind;
         return type_of_attr(variable.attr_kind);
@@ -549,9 +570,10 @@ class Checker {
   }
 
   ExprType check_member(MemberExpr& member, Scope& scope) {
-    static const std::map<std::string, ExprType> properties = {
-        {"dtype", ExprType::DType}, {"rank", ExprType::Number}, {"uses", ExprType::Number},
-        {"value", ExprType::Number}};
+    static const std::map<std::string, ExprType> properties = {{"dtype", ExprType::DType},
+                                                               {"rank", ExprType::Number},
+                                                               {"uses", ExprType::Number},
+                                                               {"value", ExprType::Number}};
     auto it = properties.find(member.member);
     if (it == properties.end()) {
       if (member.member == "shape") {
@@ -602,13 +624,16 @@ class Checker {
       case BinaryOp::Add:
       case BinaryOp::Subtract:
       case BinaryOp::Multiply:
-      case BinaryOp::Divide: return require(ExprType::Number, "numbers") ? ExprType::Number : ExprType::Unknown;
+      case BinaryOp::Divide:
+        return require(ExprType::Number, "numbers") ? ExprType::Number : ExprType::Unknown;
       case BinaryOp::Less:
       case BinaryOp::LessEqual:
       case BinaryOp::Greater:
-      case BinaryOp::GreaterEqual: return require(ExprType::Number, "numbers") ? ExprType::Bool : ExprType::Unknown;
+      case BinaryOp::GreaterEqual:
+        return require(ExprType::Number, "numbers") ? ExprType::Bool : ExprType::Unknown;
       case BinaryOp::And:
-      case BinaryOp::Or: return require(ExprType::Bool, "conditions") ? ExprType::Bool : ExprType::Unknown;
+      case BinaryOp::Or:
+        return require(ExprType::Bool, "conditions") ? ExprType::Bool : ExprType::Unknown;
       case BinaryOp::Equal:
       case BinaryOp::NotEqual:
         if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
@@ -638,6 +663,34 @@ class Checker {
   }
 
   // --- ops and attributes ---
+
+  // `elementwise(x)`: an op class stands for every registered op with that trait that takes as many operands.
+  void expand_op_classes(CallPattern& call, SourceLoc loc) {
+    static const std::map<std::string, OpTrait> classes = {{"elementwise", kElementwise},
+                                                           {"broadcast", kBroadcast},
+                                                           {"injective", kInjective},
+                                                           {"reduction", kReduction},
+                                                           {"opaque", kOpaque}};
+    std::vector<OpName> ops;
+    for (const OpName& op : call.ops) {
+      auto it = classes.find(op.text);
+      if (it == classes.end() || registry_.find(op.text) != nullptr) {
+        ops.push_back(op);
+        continue;
+      }
+      int count = static_cast<int>(call.operands.size());
+      size_t before = ops.size();
+      for (size_t id = 0; id < registry_.size(); ++id) {
+        const OpInfo& info = registry_.get(static_cast<OpId>(id));
+        bool takes = count >= info.min_operands && (info.max_operands < 0 || count <= info.max_operands);
+        if (info.has(it->second) && takes) ops.push_back(OpName{info.name, op.loc, info.id});
+      }
+      if (ops.size() == before) {
+        diags_.error(loc, "no " + op.text + " op takes " + plural(count, "operand"));
+      }
+    }
+    call.ops = std::move(ops);
+  }
 
   bool resolve_op(OpName& op) {
     if (const OpInfo* info = registry_.find(op.text)) {
@@ -702,8 +755,8 @@ class Checker {
       return;
     }
     diags_.error(attr.value_loc, "attribute '" + attr.name + "' of " + registry_.get(op.id).name + " expects " +
-                                     std::string(attr_kind_name(kind)) + ", but " + attr_value_str(value) +
-                                     " is " + value_kind_name(value));
+                                     std::string(attr_kind_name(kind)) + ", but " + attr_value_str(value) + " is " +
+                                     value_kind_name(value));
   }
 
   AstFile& file_;

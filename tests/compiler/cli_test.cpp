@@ -1,7 +1,6 @@
 // dplc as a process: exit codes (0 ok, 1 input errors, 2 usage), files written atomically and only without
 // errors, the depfile, --check, --emit, --namespace, and byte-identical output whatever the input's directory.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -66,7 +65,7 @@ const std::string kBad = "rule r: ad(x, x) => x;\nrule s: exp(x) => y;\n";
 TEST_F(Dplc, WritesHeaderAndSourceAndDepfile) {
   write_file(dir_ / "rules.dpl", kGood);
   DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote((dir_ / "out").string()) +
-                     " --depfile " + quote((dir_ / "out/rules.d").string()));
+                         " --depfile " + quote((dir_ / "out/rules.d").string()));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "");
   std::string header = read_file(dir_ / "out/rules.dpl.h");
@@ -83,12 +82,23 @@ TEST_F(Dplc, WritesHeaderAndSourceAndDepfile) {
   EXPECT_EQ(files, 3);
 }
 
+TEST_F(Dplc, DepfileListsImports) {
+  write_file(dir_ / "lib/common.dpl", "pattern twice(x) = add(x, x);\n");
+  write_file(dir_ / "rules.dpl", "import \"lib/common.dpl\";\nrule r: exp(twice(y)) => y;\n");
+  DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote((dir_ / "out").string()) +
+                         " --depfile " + quote((dir_ / "out/rules.d").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(read_file(dir_ / "out/rules.d"),
+            (dir_ / "out/rules.dpl.h").string() + " " + (dir_ / "out/rules.dpl.cpp").string() + ": " +
+                (dir_ / "rules.dpl").string() + " " + (dir_ / "lib/common.dpl").string() + "\n");
+}
+
 TEST_F(Dplc, OutputIsTheSameFromAnyDirectory) {
   write_file(dir_ / "a/rules.dpl", kGood);
   write_file(dir_ / "b/deeper/rules.dpl", kGood);
   ASSERT_EQ(run_dplc(quote((dir_ / "a/rules.dpl").string()) + " -o " + quote((dir_ / "out_a").string())).exit_code, 0);
-  ASSERT_EQ(run_dplc(quote((dir_ / "b/deeper/rules.dpl").string()) + " -o " + quote((dir_ / "out_b").string())).exit_code,
-            0);
+  ASSERT_EQ(
+      run_dplc(quote((dir_ / "b/deeper/rules.dpl").string()) + " -o " + quote((dir_ / "out_b").string())).exit_code, 0);
   EXPECT_EQ(read_file(dir_ / "out_a/rules.dpl.cpp"), read_file(dir_ / "out_b/rules.dpl.cpp"));
   EXPECT_EQ(read_file(dir_ / "out_a/rules.dpl.h"), read_file(dir_ / "out_b/rules.dpl.h"));
 }

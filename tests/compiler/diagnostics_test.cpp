@@ -7,13 +7,15 @@
 //   expect-error@+N: MESSAGE       N lines below (@-N: above; @N: line N), any column
 //   expect-error@+N:COL: MESSAGE   N lines below, at column COL
 // `error` may be `warning` or `note`. Errors and warnings must all be expected; notes are checked in files that
-// expect at least one note. MESSAGE is compared exactly.
+// expect at least one note. MESSAGE is compared exactly. A diagnostic located in an imported file is expected by
+// a comment in that file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ using dpl::Diagnostic;
 using dpl::Severity;
 
 struct Expected {
+  std::string file;  // the path of the file the diagnostic is in
   Severity severity;
   uint32_t line;
   std::optional<uint32_t> col;
@@ -35,9 +38,12 @@ struct Expected {
 
 std::string severity_name(Severity severity) {
   switch (severity) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Note:
+      return "note";
   }
   return "?";
 }
@@ -50,7 +56,10 @@ std::vector<Expected> parse_expectations(const dpl::SourceFile& source) {
     std::smatch match;
     if (!std::regex_search(text, match, pattern)) continue;
     Expected expected;
-    expected.severity = match[1] == "error" ? Severity::Error : match[1] == "warning" ? Severity::Warning : Severity::Note;
+    expected.file = source.path();
+    expected.severity = match[1] == "error"     ? Severity::Error
+                        : match[1] == "warning" ? Severity::Warning
+                                                : Severity::Note;
     expected.line = line;
     if (match[4].length() > 0) {
       uint32_t amount = static_cast<uint32_t>(std::stoul(match[4]));
@@ -70,8 +79,9 @@ std::string describe(const Diagnostic& diag) {
 }
 
 bool matches(const Expected& expected, const Diagnostic& diag) {
-  return expected.severity == diag.severity && expected.line == diag.loc.line &&
-         (!expected.col || *expected.col == diag.loc.col) && expected.message == diag.message;
+  return diag.loc.file != nullptr && expected.file == diag.loc.file->path() && expected.severity == diag.severity &&
+         expected.line == diag.loc.line && (!expected.col || *expected.col == diag.loc.col) &&
+         expected.message == diag.message;
 }
 
 std::vector<fs::path> dpl_files(const std::string& subdir) {
@@ -85,7 +95,8 @@ std::vector<fs::path> dpl_files(const std::string& subdir) {
 
 std::string test_name(const testing::TestParamInfo<fs::path>& info) {
   std::string name = info.param.stem().string();
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return name;
 }
 
@@ -116,11 +127,16 @@ TEST_P(FailFile, ProducesExactlyTheExpectedDiagnostics) {
   }
 
   std::vector<const Diagnostic*> actual;
+  std::set<const dpl::SourceFile*> other_files;
   for (const Diagnostic& diag : diags.diagnostics()) {
     actual.push_back(&diag);
     if (check_notes) {
       for (const Diagnostic& note : diag.notes) actual.push_back(&note);
     }
+    if (diag.loc.file != nullptr && diag.loc.file != source.get()) other_files.insert(diag.loc.file);
+  }
+  for (const dpl::SourceFile* file : other_files) {
+    for (Expected& expected : parse_expectations(*file)) expectations.push_back(std::move(expected));
   }
   std::vector<bool> used(actual.size(), false);
   for (const Expected& expected : expectations) {
@@ -128,7 +144,7 @@ TEST_P(FailFile, ProducesExactlyTheExpectedDiagnostics) {
     for (size_t i = 0; i < actual.size() && !found; ++i) {
       if (!used[i] && matches(expected, *actual[i])) used[i] = found = true;
     }
-    EXPECT_TRUE(found) << "line " << expected.written_on << " expects " << severity_name(expected.severity)
+    EXPECT_TRUE(found) << expected.file << ":" << expected.written_on << " expects " << severity_name(expected.severity)
                        << " at line " << expected.line << (expected.col ? ":" + std::to_string(*expected.col) : "")
                        << ": " << expected.message << "\nall diagnostics:\n"
                        << diags.str();
@@ -180,12 +196,13 @@ TEST(ExpectationSyntax, ParsesLineOffsetsColumnsAndSeverities) {
 TEST(ExpectationSyntax, ColumnAndMessageMustBothMatch) {
   dpl::SourceFile source("t.dpl", "x\n");
   Diagnostic diag{Severity::Error, dpl::SourceLoc{&source, 1, 5, 1}, "unknown op 'ad'", {}};
-  EXPECT_TRUE(matches(Expected{Severity::Error, 1, 5, "unknown op 'ad'", 1}, diag));
-  EXPECT_TRUE(matches(Expected{Severity::Error, 1, std::nullopt, "unknown op 'ad'", 1}, diag));
-  EXPECT_FALSE(matches(Expected{Severity::Error, 1, 4, "unknown op 'ad'", 1}, diag));
-  EXPECT_FALSE(matches(Expected{Severity::Error, 2, 5, "unknown op 'ad'", 1}, diag));
-  EXPECT_FALSE(matches(Expected{Severity::Warning, 1, 5, "unknown op 'ad'", 1}, diag));
-  EXPECT_FALSE(matches(Expected{Severity::Error, 1, 5, "unknown op 'add'", 1}, diag));
+  EXPECT_TRUE(matches(Expected{"t.dpl", Severity::Error, 1, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_TRUE(matches(Expected{"t.dpl", Severity::Error, 1, std::nullopt, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{"t.dpl", Severity::Error, 1, 4, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{"t.dpl", Severity::Error, 2, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{"t.dpl", Severity::Warning, 1, 5, "unknown op 'ad'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{"t.dpl", Severity::Error, 1, 5, "unknown op 'add'", 1}, diag));
+  EXPECT_FALSE(matches(Expected{"other.dpl", Severity::Error, 1, 5, "unknown op 'ad'", 1}, diag));
 }
 
 }  // namespace

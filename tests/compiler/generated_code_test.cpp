@@ -9,6 +9,8 @@
 #include "dpl/ir/analysis.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/text/tvmscript.h"
+#include "macros.dpl.h"
+#include "many_rules.dpl.h"
 #include "patterns.dpl.h"
 
 namespace {
@@ -28,8 +30,7 @@ Parsed parse_module(const std::string& name, const std::string& text) {
 }
 
 // Runs `pass` on `before`; expects `rewrites` rewrites and a graph structurally equal to `after`.
-void expect_rewrite(const dpl::PassDef& pass, const std::string& before, const std::string& after,
-                    uint64_t rewrites) {
+void expect_rewrite(const dpl::PassDef& pass, const std::string& before, const std::string& after, uint64_t rewrites) {
   Parsed input = parse_module("before.relax", before);
   Parsed expected = parse_module("after.relax", after);
   ASSERT_TRUE(input.module && expected.module);
@@ -66,8 +67,7 @@ TEST(GeneratedCode, PassesRegisterUnderTheirNames) {
 
 TEST(GeneratedCode, AddSelfTakesTheConstantDtypeFromTheOperand) {
   std::string x16 = "x: R.Tensor((4,), dtype=\"float16\")";
-  expect_rewrite(dpl_test_passes::run_add_self_pass(),
-                 function(x16, "        lv = R.add(x, x)\n", "lv"),
+  expect_rewrite(dpl_test_passes::run_add_self_pass(), function(x16, "        lv = R.add(x, x)\n", "lv"),
                  function(x16, "        lv = R.multiply(x, R.const(2.0, \"float16\"))\n", "lv"), 1);
   expect_unchanged(dpl_test_passes::run_add_self_pass(), function(kXY, "        lv = R.add(x, y)\n", "lv"));
 }
@@ -82,8 +82,9 @@ TEST(GeneratedCode, QuadrupleMatchesTheSameValueTwice) {
 }
 
 TEST(GeneratedCode, DistributeRunsToConvergenceInBothOperandOrders) {
-  std::string params = "x: R.Tensor((8,), dtype=\"float32\"), y: R.Tensor((8,), dtype=\"float32\"), "
-                       "z: R.Tensor((8,), dtype=\"float32\")";
+  std::string params =
+      "x: R.Tensor((8,), dtype=\"float32\"), y: R.Tensor((8,), dtype=\"float32\"), "
+      "z: R.Tensor((8,), dtype=\"float32\")";
   // The constant comes first, so the commutative multiply has to be matched in the other order.
   expect_rewrite(dpl_test_passes::run_distribute_pass(),
                  function(params,
@@ -124,8 +125,8 @@ TEST(GeneratedCode, LiteralAttributesConstrainTheMatch) {
   expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x, axis=-1)\n", "a"),
                  function(kX, "        a = R.nn.relu(x)\n", "a"), 1);
   // The default axis is -1, so an unwritten axis matches too.
-  expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x)\n", "a"), function(kX, "        a = R.nn.relu(x)\n", "a"),
-                 1);
+  expect_rewrite(pass, function(kX, "        a = R.nn.softmax(x)\n", "a"),
+                 function(kX, "        a = R.nn.relu(x)\n", "a"), 1);
   expect_unchanged(pass, function(kX, "        a = R.nn.softmax(x, axis=0)\n", "a"));
   expect_rewrite(pass, function(kX, "        a = R.nn.leaky_relu(x, alpha=0.5)\n", "a"),
                  function(kX, "        a = R.nn.leaky_relu(x, alpha=0.25)\n", "a"), 1);
@@ -148,7 +149,8 @@ TEST(GeneratedCode, ConstantValuesAndDtypes) {
   expect_unchanged(pass, function(i, "        a = R.multiply(x, R.const(1, \"int32\"))\n", "a"));
   // const(0) (an integer literal) matches integer and float zeros.
   expect_rewrite(pass, function(i, "        a = R.add(x, R.const(0, \"int32\"))\n", "a"), function(i, "", "x"), 1);
-  expect_rewrite(pass, function(kX, "        a = R.add(R.const(0.0, \"float32\"), x)\n", "a"), function(kX, "", "x"), 1);
+  expect_rewrite(pass, function(kX, "        a = R.add(R.const(0.0, \"float32\"), x)\n", "a"), function(kX, "", "x"),
+                 1);
   expect_unchanged(pass, function(kX, "        a = R.multiply(x, R.const(2.0, \"float32\"))\n", "a"));
   // const(2.0, float16) wants that dtype.
   std::string h = "x: R.Tensor((4,), dtype=\"float16\")";
@@ -195,7 +197,8 @@ TEST(GeneratedCode, GuardsReadConstantValues) {
   // Seed 000's version of one_to_two, with the constant's value checked in a guard.
   const dpl::PassDef& pass = dpl_test_passes::run_guards_pass();
   std::string x = "x: R.Tensor((1024,), dtype=\"float32\")";
-  expect_rewrite(pass, function(x, "        y = R.add(x, x)\n        out = R.add(R.const(1.0, \"float32\"), y)\n", "out"),
+  expect_rewrite(pass,
+                 function(x, "        y = R.add(x, x)\n        out = R.add(R.const(1.0, \"float32\"), y)\n", "out"),
                  function(x, "        y = R.add(x, x)\n        out = R.add(y, R.const(2.0, \"float32\"))\n", "out"), 1);
   expect_unchanged(pass, function(x, "        out = R.add(x, R.const(3.0, \"float32\"))\n", "out"));
 }
@@ -213,7 +216,8 @@ TEST(GeneratedCode, GuardsReadRanksShapesAndUses) {
   // relu(tanh(x)) => tanh(x) only when the tanh has no other user.
   expect_rewrite(pass, function(kX, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n", "b"),
                  function(kX, "        a = R.tanh(x)\n", "a"), 1);
-  expect_unchanged(pass, function(kX, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n        c = R.add(a, b)\n", "c"));
+  expect_unchanged(pass,
+                   function(kX, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n        c = R.add(a, b)\n", "c"));
 }
 
 TEST(GeneratedCode, GuardsCompareCapturedAttributes) {
@@ -248,17 +252,97 @@ TEST(GeneratedCode, TypePatternsCheckDtypeRankAndDimensions) {
 
 TEST(GeneratedCode, TupleItemsAndTuples) {
   const dpl::PassDef& pass = dpl_test_passes::run_tuples_pass();
-  std::string bn = "x: R.Tensor((1, 2, 4, 4), dtype=\"float32\"), g: R.Tensor((2,), dtype=\"float32\"), "
-                   "b: R.Tensor((2,), dtype=\"float32\"), m: R.Tensor((2,), dtype=\"float32\"), "
-                   "v: R.Tensor((2,), dtype=\"float32\")";
-  expect_rewrite(pass,
-                 function(bn, "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[0]\n        r = R.nn.relu(i)\n", "r"),
-                 function(bn, "        r = R.nn.relu(x)\n", "r"), 1);
-  expect_unchanged(pass, function(bn, "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[1]\n"
-                                      "        r = R.nn.relu(i)\n", "r"));
+  std::string bn =
+      "x: R.Tensor((1, 2, 4, 4), dtype=\"float32\"), g: R.Tensor((2,), dtype=\"float32\"), "
+      "b: R.Tensor((2,), dtype=\"float32\"), m: R.Tensor((2,), dtype=\"float32\"), "
+      "v: R.Tensor((2,), dtype=\"float32\")";
+  expect_rewrite(
+      pass,
+      function(bn, "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[0]\n        r = R.nn.relu(i)\n", "r"),
+      function(bn, "        r = R.nn.relu(x)\n", "r"), 1);
+  expect_unchanged(pass, function(bn,
+                                  "        t = R.nn.batch_norm(x, g, b, m, v)\n        i = t[1]\n"
+                                  "        r = R.nn.relu(i)\n",
+                                  "r"));
   std::string pair = "a: R.Tensor((2, 4), dtype=\"float32\"), b: R.Tensor((3, 4), dtype=\"float32\")";
   expect_rewrite(pass, function(pair, "        c = R.concat((a, b), axis=0)\n", "c"),
                  function(pair, "        c = R.concat((b, a), axis=0)\n", "c"), 1);
+}
+
+// Seed 000's attention block (smaller shapes), written with `scale` as the constant.
+std::string attention_graph(const std::string& scale, bool swap_kv_in_second_matmul) {
+  std::string qkv =
+      "Q: R.Tensor((2, 16, 8, 4), dtype=\"float32\"), K: R.Tensor((2, 16, 8, 4), dtype=\"float32\"), "
+      "V: R.Tensor((2, 16, 8, 4), dtype=\"float32\")";
+  std::string second = swap_kv_in_second_matmul ? "lv62" : "lv65";
+  return function(qkv,
+                  "        lv58 = R.permute_dims(Q, axes=[0, 2, 1, 3])\n"
+                  "        lv59 = R.reshape(lv58, R.shape([16, 16, 4]))\n"
+                  "        lv61 = R.permute_dims(K, axes=[0, 2, 1, 3])\n"
+                  "        lv62 = R.reshape(lv61, R.shape([16, 16, 4]))\n"
+                  "        lv64 = R.permute_dims(V, axes=[0, 2, 1, 3])\n"
+                  "        lv65 = R.reshape(lv64, R.shape([16, 16, 4]))\n"
+                  "        lv62_transposed = R.permute_dims(lv62, axes=[0, 2, 1])\n"
+                  "        lv3_1 = R.matmul(lv59, lv62_transposed)\n"
+                  "        lv68 = R.multiply(lv3_1, R.const(" +
+                      scale +
+                      ", \"float32\"))\n"
+                      "        lv69 = R.nn.softmax(lv68, axis=-1)\n"
+                      "        lv_3 = R.matmul(lv69, " +
+                      second +
+                      ")\n"
+                      "        lv71 = R.reshape(lv_3, R.shape([2, 8, 16, 4]))\n"
+                      "        lv72 = R.permute_dims(lv71, axes=[0, 2, 1, 3])\n",
+                  "lv72");
+}
+
+TEST(GeneratedCode, AttentionFusionPassesQueryKeyValueInOrder) {
+  const dpl::PassDef& pass = dpl_test_passes::run_attention_pass();
+  std::string qkv =
+      "Q: R.Tensor((2, 16, 8, 4), dtype=\"float32\"), K: R.Tensor((2, 16, 8, 4), dtype=\"float32\"), "
+      "V: R.Tensor((2, 16, 8, 4), dtype=\"float32\")";
+  expect_rewrite(pass, attention_graph("0.5", false),
+                 function(qkv, "        lv72 = R.nn.attention(Q, K, V, scale=0.5)\n", "lv72"), 1);
+  // Not 1/sqrt(head dim): not an attention.
+  expect_unchanged(pass, attention_graph("0.25", false));
+  // When the second matmul reads the keys, the graph computes attention(Q, K, K), and that is what it becomes.
+  expect_rewrite(pass, attention_graph("0.5", true),
+                 function(qkv, "        lv72 = R.nn.attention(Q, K, K, scale=0.5)\n", "lv72"), 1);
+}
+
+TEST(GeneratedCode, DeclaredPatternsAndOpClasses) {
+  expect_rewrite(dpl_test_passes::run_square_pass(),
+                 function(kX, "        a = R.multiply(x, x)\n        b = R.sqrt(a)\n", "b"),
+                 function(kX, "        b = R.abs(x)\n", "b"), 1);
+  // square(a) is one value multiplied by itself.
+  expect_unchanged(dpl_test_passes::run_square_pass(),
+                   function(kXY, "        a = R.multiply(x, y)\n        b = R.sqrt(a)\n", "b"));
+  const dpl::PassDef& classes = dpl_test_passes::run_classes_pass();
+  expect_rewrite(classes, function(kXY, "        a = R.tanh(x)\n        b = R.nn.relu(a)\n", "b"),
+                 function(kXY, "        b = R.nn.relu(x)\n", "b"), 1);
+  // Only on the parameter named x.
+  expect_unchanged(classes, function(kXY, "        a = R.tanh(y)\n        b = R.nn.relu(a)\n", "b"));
+  // Only elementwise ops: softmax is not one.
+  expect_unchanged(classes, function(kXY, "        a = R.nn.softmax(x)\n        b = R.nn.relu(a)\n", "b"));
+}
+
+TEST(GeneratedCode, TwoHundredRulesInOnePass) {
+  const dpl::PassDef& pass = dpl_test_passes::many_rules_pass();
+  ASSERT_EQ(pass.rules.size(), 200u);
+  // tanh(sqrt(x)) is the pair of r23 (n > 2) and r123 (n > 4); r23 comes first and makes sigmoid(x).
+  std::string x = "x: R.Tensor((3, 4), dtype=\"float32\")";
+  Parsed input = parse_module("in.relax", function(x, "        a = R.sqrt(x)\n        b = R.tanh(a)\n", "b"));
+  ASSERT_TRUE(input.module);
+  dpl::PassResult result = dpl::run_pass(pass, *input.module);
+  ASSERT_TRUE(result.ok()) << result.error;
+  ASSERT_EQ(result.stats.fired.size(), 200u);
+  EXPECT_EQ(result.stats.fired[23], 1u);
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  Parsed expected = parse_module("out.relax", function(x, "        b = R.sigmoid(x)\n", "b"));
+  EXPECT_TRUE(dpl::structurally_equal(*input.module, *expected.module).equal) << dpl::print_module(*input.module);
+  // With a first dimension of 2 no guard holds.
+  expect_unchanged(pass, function("x: R.Tensor((2, 4), dtype=\"float32\")",
+                                  "        a = R.sqrt(x)\n        b = R.tanh(a)\n", "b"));
 }
 
 }  // namespace

@@ -67,10 +67,48 @@ TEST(Robustness, EveryTruncationOfEveryRuleFile) {
 }
 
 TEST(Robustness, RandomMutationsOfEveryRuleFile) {
-  static const std::vector<std::string> fragments = {
-      "(", ")", ",", ":", "=>", ";", "|", "?", "[", "]", "\"", "/*", "*/", "rule", "pass", "{", "}", "const", "_",
-      "1.5", "-", "=", "where", "x", "add", "nn.", "R.", "const(", "axis=", "1e999", "99999999999999999999", "\\",
-      "pattern", "import", "!", "&&", ".", "$", "\n", "const(2.0, float99)", "(op: add | multiply)", "nn.relu?"};
+  static const std::vector<std::string> fragments = {"(",
+                                                     ")",
+                                                     ",",
+                                                     ":",
+                                                     "=>",
+                                                     ";",
+                                                     "|",
+                                                     "?",
+                                                     "[",
+                                                     "]",
+                                                     "\"",
+                                                     "/*",
+                                                     "*/",
+                                                     "rule",
+                                                     "pass",
+                                                     "{",
+                                                     "}",
+                                                     "const",
+                                                     "_",
+                                                     "1.5",
+                                                     "-",
+                                                     "=",
+                                                     "where",
+                                                     "x",
+                                                     "add",
+                                                     "nn.",
+                                                     "R.",
+                                                     "const(",
+                                                     "axis=",
+                                                     "1e999",
+                                                     "99999999999999999999",
+                                                     "\\",
+                                                     "pattern",
+                                                     "import",
+                                                     "!",
+                                                     "&&",
+                                                     ".",
+                                                     "$",
+                                                     "\n",
+                                                     "const(2.0, float99)",
+                                                     "(op: add | multiply)",
+                                                     "nn.relu?"};
   std::mt19937 random(12345);
   for (const fs::path& path : rule_files()) {
     const std::string original = read_file(path);
@@ -81,8 +119,12 @@ TEST(Robustness, RandomMutationsOfEveryRuleFile) {
       for (int e = 0; e < edits; ++e) {
         size_t at = random() % (text.size() + 1);
         switch (random() % 3) {
-          case 0: text.erase(at, 1 + random() % 8); break;
-          case 1: text.insert(at, fragments[random() % fragments.size()]); break;
+          case 0:
+            text.erase(at, 1 + random() % 8);
+            break;
+          case 1:
+            text.insert(at, fragments[random() % fragments.size()]);
+            break;
           default: {
             size_t from = random() % (text.size() + 1);
             text.insert(at, text.substr(from, random() % 16));

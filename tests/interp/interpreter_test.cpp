@@ -252,6 +252,22 @@ TEST(RandomInputs, MatchTheParameterTypesAndTheSeed) {
   EXPECT_EQ(a.tensors[1].values(), b.tensors[1].values());
   EXPECT_NE(a.tensors[0].values(), c.tensors[0].values());
   EXPECT_NE(a.tensors[0].values(), a.tensors[1].values());
+
+  // The first parameter's values do not depend on the second one.
+  TestGraph other;
+  Node* x2 = other.param("x", DType::Float32, {2, 3});
+  Node* m = other.param("m", DType::Float32, {9});
+  other.b().output(other.b().tuple({x2, m}));
+  EXPECT_EQ(random_inputs(other.function(), 5).tensors[0].values(), a.tensors[0].values());
+}
+
+TEST(RandomInputs, RefuseAbsurdShapes) {
+  Function f("main");
+  f.add_param("x", tensor_type(DType::Float32, {1 << 20, 1 << 20}));
+  f.set_output(f.params()[0]);
+  const InputsResult result = random_inputs(f, 1);
+  EXPECT_FALSE(result.ok());
+  EXPECT_TRUE(contains(result.error, "too large")) << result.error;
 }
 
 TEST(RandomInputs, IndicesStayInsideTheirTable) {

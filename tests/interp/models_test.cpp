@@ -1,6 +1,8 @@
 // End to end: the interpreter evaluates each real model of ../shared/models on random inputs and produces finite
 // outputs of the declared types, deterministically.
+#include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <string>
 

@@ -1,9 +1,10 @@
 // Tests of structural equality (modulo names, with the first difference reported) and of the IR verifier.
+#include "dpl/ir/analysis.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
 
 namespace dpl {
@@ -55,7 +56,8 @@ TEST(Equality, ReportsAttributeAndConstantDifferences) {
   build(b, "lv", 0.125, 1);
   build(c, "w", 0.12);
   EXPECT_EQ(structurally_equal(a, b).difference, "main: binding lv2: nn.softmax attribute axis: -1 vs 1");
-  EXPECT_EQ(structurally_equal(a, c).difference, "main: binding lv0 vs w0 operand 1: constant float32 0.125 vs float32 0.12");
+  EXPECT_EQ(structurally_equal(a, c).difference,
+            "main: binding lv0 vs w0 operand 1: constant float32 0.125 vs float32 0.12");
 }
 
 TEST(Equality, ParameterPositionsMatter) {

@@ -1,8 +1,9 @@
 // Tests of the Builder API: construction by op name, keyword attributes, and BuildError messages.
+#include "dpl/ir/builder.h"
+
 #include <gtest/gtest.h>
 
 #include "dpl/ir/analysis.h"
-#include "dpl/ir/builder.h"
 
 namespace dpl {
 namespace {

@@ -1,10 +1,11 @@
 // Tests of SourceFile line access and the exact text of printed diagnostics.
+#include "dpl/support/diagnostics.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "dpl/support/diagnostics.h"
 #include "dpl/support/format.h"
 
 namespace dpl {

@@ -71,8 +71,7 @@ TEST_F(Graph, AddCallChecksArityAttributesAndFillsDefaults) {
   EXPECT_EQ(std::get<int64_t>(softmax->attr(0)), -1);
   Node* g = b.param("g", f32({3}));
   Node* norm_ops[] = {x, g, g};
-  Node* norm = f.add_call(op::nn_layer_norm, norm_ops,
-                          {std::vector<int64_t>{-1}, int64_t{1}, true, true}, error);
+  Node* norm = f.add_call(op::nn_layer_norm, norm_ops, {std::vector<int64_t>{-1}, int64_t{1}, true, true}, error);
   ASSERT_NE(norm, nullptr) << error;
   EXPECT_EQ(std::get<double>(norm->attr(1)), 1.0);  // int given for a float attribute is stored as a double
 }

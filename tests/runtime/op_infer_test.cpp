@@ -26,7 +26,8 @@ class Infer : public ::testing::Test {
   Node* of_rank(int rank, DType dtype = DType::Float32) {
     return b.param("r" + std::to_string(f.params().size()), Type::tensor_of_rank(dtype, rank));
   }
-  std::string type(std::string_view op, const std::vector<Node*>& operands, const std::vector<Builder::KwArg>& attrs = {}) {
+  std::string type(std::string_view op, const std::vector<Node*>& operands,
+                   const std::vector<Builder::KwArg>& attrs = {}) {
     try {
       return b.call(op, operands, attrs)->type()->str();
     } catch (const BuildError& error) {
@@ -123,8 +124,9 @@ TEST_F(Infer, Matmul) {
   EXPECT_EQ(type("matmul", {tensor({4, 8}), tensor({8})}), f32("(4,)"));
   EXPECT_EQ(type("matmul", {tensor({8}), tensor({8})}), f32("()"));
   EXPECT_EQ(type("matmul", {tensor({n, Dim::fixed(8)}), tensor({8, 2})}), f32("(n, 2)"));
-  EXPECT_EQ(type("matmul", {tensor({4, 8}, DType::Int8), tensor({8, 2}, DType::Int8)}, {{"out_dtype", std::string("int32")}}),
-            typed("(4, 2)", "int32"));
+  EXPECT_EQ(
+      type("matmul", {tensor({4, 8}, DType::Int8), tensor({8, 2}, DType::Int8)}, {{"out_dtype", std::string("int32")}}),
+      typed("(4, 2)", "int32"));
   EXPECT_EQ(type("matmul", {of_rank(3), tensor({8, 2})}), "R.Tensor(dtype=\"float32\", ndim=3)");
   EXPECT_EQ(error("matmul", {tensor({4, 64}), tensor({32, 2})}), "matmul: inner dimensions 64 and 32 differ");
   EXPECT_EQ(error("matmul", {tensor({2, 4, 8}), tensor({3, 8, 2})}),
@@ -157,7 +159,8 @@ TEST_F(Infer, Reshape) {
   Node* sym = tensor({n, Dim::fixed(4), Dim::fixed(8)});
   Node* target = f.add_shape({n, Dim::fixed(32)});
   EXPECT_EQ(type("reshape", {sym, target}), f32("(n, 32)"));
-  EXPECT_EQ(error("reshape", {sym, f.add_shape({n, Dim::fixed(31)})}), "reshape: cannot reshape (n, 4, 8) into (n, 31)");
+  EXPECT_EQ(error("reshape", {sym, f.add_shape({n, Dim::fixed(31)})}),
+            "reshape: cannot reshape (n, 4, 8) into (n, 31)");
   EXPECT_EQ(type("reshape", {sym, f.add_shape({Dim::inferred(), Dim::fixed(32)})}), f32("(n, 32)"));
   EXPECT_EQ(type("reshape", {sym, f.add_shape({m, Dim::fixed(32)})}), f32("(m, 32)"));  // cannot be disproved
 }
@@ -181,21 +184,27 @@ TEST_F(Infer, BroadcastToExpandSqueeze) {
 
 TEST_F(Infer, StridedSlice) {
   Node* x = tensor({1, 512});
-  EXPECT_EQ(type("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{0}}, {"end", Ints{11}}, {"strides", Ints{1}}}),
-            f32("(1, 11)"));
-  EXPECT_EQ(type("strided_slice", {tensor({1, 3, 32, 64})}, {{"axes", Ints{3}}, {"begin", Ints{32}}, {"end", Ints{9223372036854775807}}}),
+  EXPECT_EQ(
+      type("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{0}}, {"end", Ints{11}}, {"strides", Ints{1}}}),
+      f32("(1, 11)"));
+  EXPECT_EQ(type("strided_slice", {tensor({1, 3, 32, 64})},
+                 {{"axes", Ints{3}}, {"begin", Ints{32}}, {"end", Ints{9223372036854775807}}}),
             f32("(1, 3, 32, 32)"));
-  EXPECT_EQ(type("strided_slice", {x}, {{"axes", Ints{-1}}, {"begin", Ints{-10}}, {"end", Ints{-2}}, {"strides", Ints{3}}}),
-            f32("(1, 3)"));
-  EXPECT_EQ(type("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{-1}}, {"end", Ints{-513}}, {"strides", Ints{-1}}}),
-            f32("(1, 512)"));
+  EXPECT_EQ(
+      type("strided_slice", {x}, {{"axes", Ints{-1}}, {"begin", Ints{-10}}, {"end", Ints{-2}}, {"strides", Ints{3}}}),
+      f32("(1, 3)"));
+  EXPECT_EQ(
+      type("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{-1}}, {"end", Ints{-513}}, {"strides", Ints{-1}}}),
+      f32("(1, 512)"));
   EXPECT_EQ(type("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{600}}, {"end", Ints{700}}}), f32("(1, 0)"));
   EXPECT_EQ(error("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{0, 0}}, {"end", Ints{1}}}),
             "strided_slice: begin [0, 0] has 2 entries but axes [1] has 1");
-  EXPECT_EQ(error("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{0}}, {"end", Ints{1}}, {"strides", Ints{0}}}),
-            "strided_slice: strides [0] must not contain 0");
-  EXPECT_EQ(type("strided_slice", {tensor({n, Dim::fixed(8)})}, {{"axes", Ints{0}}, {"begin", Ints{1}}, {"end", Ints{3}}}),
-            "R.Tensor(dtype=\"float32\", ndim=2)");
+  EXPECT_EQ(
+      error("strided_slice", {x}, {{"axes", Ints{1}}, {"begin", Ints{0}}, {"end", Ints{1}}, {"strides", Ints{0}}}),
+      "strided_slice: strides [0] must not contain 0");
+  EXPECT_EQ(
+      type("strided_slice", {tensor({n, Dim::fixed(8)})}, {{"axes", Ints{0}}, {"begin", Ints{1}}, {"end", Ints{3}}}),
+      "R.Tensor(dtype=\"float32\", ndim=2)");
 }
 
 TEST_F(Infer, ConcatAndSplit) {
@@ -208,13 +217,15 @@ TEST_F(Infer, ConcatAndSplit) {
   EXPECT_EQ(error("concat", {b.tuple({a, c})}, {{"axis", int64_t{0}}}),
             "concat: fields 0 and 1 differ in dimension 2 (32 vs 16)");
   EXPECT_EQ(error("concat", {b.tuple({a, tensor({3, 32})})}), "concat: fields have ranks 3 and 2");
-  EXPECT_EQ(error("concat", {a}), "concat: operand must be a tuple of tensors, got R.Tensor((1, 3, 32), dtype=\"float32\")");
+  EXPECT_EQ(error("concat", {a}),
+            "concat: operand must be a tuple of tensors, got R.Tensor((1, 3, 32), dtype=\"float32\")");
   Node* y = tensor({1, 11, 2304});
   EXPECT_EQ(type("split", {y}, {{"indices_or_sections", Ints{768, 1536}}, {"axis", int64_t{2}}}),
             "R.Tuple(" + f32("(1, 11, 768)") + ", " + f32("(1, 11, 768)") + ", " + f32("(1, 11, 768)") + ")");
   EXPECT_EQ(type("split", {tensor({10})}, {{"indices_or_sections", int64_t{3}}}),
             "R.Tuple(" + f32("(4,)") + ", " + f32("(4,)") + ", " + f32("(2,)") + ")");
-  EXPECT_EQ(error("split", {y}, {{"indices_or_sections", int64_t{0}}}), "split: indices_or_sections 0 must be positive");
+  EXPECT_EQ(error("split", {y}, {{"indices_or_sections", int64_t{0}}}),
+            "split: indices_or_sections 0 must be positive");
   EXPECT_EQ(error("split", {y}, {{"axis", int64_t{3}}}), "split: axis 3 is out of range for rank 3");
 }
 
@@ -244,9 +255,11 @@ TEST_F(Infer, ReductionsAndScans) {
 }
 
 TEST_F(Infer, Creation) {
-  EXPECT_EQ(type("arange", {}, {{"start", int64_t{0}}, {"end", int64_t{3}}, {"step", int64_t{1}}, {"dtype", std::string("int64")}}),
+  EXPECT_EQ(type("arange", {},
+                 {{"start", int64_t{0}}, {"end", int64_t{3}}, {"step", int64_t{1}}, {"dtype", std::string("int64")}}),
             typed("(3,)", "int64"));
-  EXPECT_EQ(type("arange", {}, {{"start", int64_t{10}}, {"end", int64_t{0}}, {"step", int64_t{-3}}}), typed("(4,)", "int64"));
+  EXPECT_EQ(type("arange", {}, {{"start", int64_t{10}}, {"end", int64_t{0}}, {"step", int64_t{-3}}}),
+            typed("(4,)", "int64"));
   EXPECT_EQ(type("arange", {}, {{"start", int64_t{5}}}), typed("(5,)", "int64"));
   EXPECT_EQ(error("arange", {}, {{"step", int64_t{0}}}), "arange: step must not be 0");
   Node* fill = b.scalar(-65504.0, DType::Float16);
@@ -288,17 +301,22 @@ TEST_F(Infer, Normalization) {
 TEST_F(Infer, Convolution) {
   Node* x = tensor({1, 3, 224, 224});
   Node* w = tensor({64, 3, 7, 7});
-  EXPECT_EQ(type("nn.conv2d", {x, w}, {{"strides", Ints{2, 2}}, {"padding", Ints{3, 3, 3, 3}}}), f32("(1, 64, 112, 112)"));
+  EXPECT_EQ(type("nn.conv2d", {x, w}, {{"strides", Ints{2, 2}}, {"padding", Ints{3, 3, 3, 3}}}),
+            f32("(1, 64, 112, 112)"));
   EXPECT_EQ(type("nn.conv2d", {x, w}, {{"strides", Ints{2}}, {"padding", Ints{3, 3}}}), f32("(1, 64, 112, 112)"));
   EXPECT_EQ(type("nn.conv2d", {x, w}, {{"dilation", Ints{2, 2}}}), f32("(1, 64, 212, 212)"));
   Node* nhwc = tensor({1, 56, 56, 64});
   Node* ohwi = tensor({128, 3, 3, 32});
   EXPECT_EQ(type("nn.conv2d", {nhwc, ohwi},
-                 {{"padding", Ints{1, 1, 1, 1}}, {"groups", int64_t{2}}, {"data_layout", std::string("NHWC")},
+                 {{"padding", Ints{1, 1, 1, 1}},
+                  {"groups", int64_t{2}},
+                  {"data_layout", std::string("NHWC")},
                   {"kernel_layout", std::string("OHWI")}}),
             f32("(1, 56, 56, 128)"));
   EXPECT_EQ(type("nn.conv2d", {nhwc, ohwi},
-                 {{"groups", int64_t{2}}, {"data_layout", std::string("NHWC")}, {"kernel_layout", std::string("OHWI")},
+                 {{"groups", int64_t{2}},
+                  {"data_layout", std::string("NHWC")},
+                  {"kernel_layout", std::string("OHWI")},
                   {"out_layout", std::string("NCHW")}}),
             f32("(1, 128, 54, 54)"));
   EXPECT_EQ(error("nn.conv2d", {x, tensor({64, 4, 7, 7})}),
@@ -320,9 +338,11 @@ TEST_F(Infer, DenseAndPooling) {
   EXPECT_EQ(type("nn.dense", {tensor({4, 16}), tensor({32, 16})}), f32("(4, 32)"));
   EXPECT_EQ(error("nn.dense", {tensor({4, 16}), tensor({32, 8})}), "nn.dense: reduction dimensions 16 and 8 differ");
   Node* x = tensor({1, 64, 112, 112});
-  EXPECT_EQ(type("nn.max_pool2d", {x}, {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}),
-            f32("(1, 64, 56, 56)"));
-  EXPECT_EQ(type("nn.avg_pool2d", {tensor({1, 8, 5, 5})}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", true}}),
+  EXPECT_EQ(
+      type("nn.max_pool2d", {x}, {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}),
+      f32("(1, 64, 56, 56)"));
+  EXPECT_EQ(type("nn.avg_pool2d", {tensor({1, 8, 5, 5})},
+                 {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", true}}),
             f32("(1, 8, 3, 3)"));
   EXPECT_EQ(type("nn.avg_pool2d", {tensor({1, 8, 5, 5})}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}}),
             f32("(1, 8, 2, 2)"));
@@ -338,7 +358,8 @@ TEST_F(Infer, Attention) {
   Node* k = tensor({2, 20, 4, 64});
   Node* v = tensor({2, 20, 4, 48});
   EXPECT_EQ(type("nn.attention", {q, k, v}), f32("(2, 16, 32, 48)"));
-  EXPECT_EQ(type("nn.attention", {q, k, v, tensor({2, 32, 16, 20})}, {{"scale", 0.125}, {"causal_mask", std::string("TopLeft")}}),
+  EXPECT_EQ(type("nn.attention", {q, k, v, tensor({2, 32, 16, 20})},
+                 {{"scale", 0.125}, {"causal_mask", std::string("TopLeft")}}),
             f32("(2, 16, 32, 48)"));
   EXPECT_EQ(type("nn.attention", {q, k, v, tensor({1, 1, 16, 20})}), f32("(2, 16, 32, 48)"));
   EXPECT_EQ(error("nn.attention", {q, k, v, tensor({2, 32, 16, 16})}),
@@ -356,7 +377,8 @@ TEST_F(Infer, Attention) {
 
 TEST_F(Infer, AttributeErrors) {
   Node* x = tensor({2, 3});
-  EXPECT_EQ(error("nn.softmax", {x}, {{"axis", std::string("last")}}), "nn.softmax: attribute axis must be int, got \"last\"");
+  EXPECT_EQ(error("nn.softmax", {x}, {{"axis", std::string("last")}}),
+            "nn.softmax: attribute axis must be int, got \"last\"");
   EXPECT_EQ(error("nn.softmax", {x}, {{"axes", int64_t{1}}}), "nn.softmax has no attribute 'axes'");
   EXPECT_EQ(error("no_such_op", {x}), "unknown op 'no_such_op'");
   EXPECT_EQ(error("add", {x, nullptr}), "add: an operand is null");

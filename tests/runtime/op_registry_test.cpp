@@ -1,9 +1,9 @@
 // Tests of the op registry: lookup spellings, schemas as TVM spells them, traits, attribute kinds and printing.
+#include "dpl/ir/op_registry.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
-
-#include "dpl/ir/op_registry.h"
 
 namespace dpl {
 namespace {
@@ -60,8 +60,7 @@ TEST(OpRegistry, SchemasUseTvmSpellings) {
   EXPECT_EQ(schema("matmul"), "out_dtype=\"void\"");
   EXPECT_EQ(schema("nn.softmax"), "axis=-1");
   EXPECT_EQ(schema("nn.layer_norm"), "axes=[-1], epsilon=1e-05, center=True, scale=True");
-  EXPECT_EQ(schema("nn.batch_norm"),
-            "axis=1, epsilon=1e-05, center=True, scale=True, momentum=0.1, training=True");
+  EXPECT_EQ(schema("nn.batch_norm"), "axis=1, epsilon=1e-05, center=True, scale=True, momentum=0.1, training=True");
   EXPECT_EQ(schema("nn.conv2d"),
             "strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout=\"NCHW\", "
             "kernel_layout=\"OIHW\", out_layout=None, out_dtype=\"void\"");
@@ -99,8 +98,8 @@ TEST(OpRegistry, SchemasUseTvmSpellings) {
 }
 
 TEST(OpRegistry, Traits) {
-  for (const char* name : {"add", "multiply", "maximum", "minimum", "equal", "not_equal", "logical_and",
-                           "logical_or", "bitwise_and", "bitwise_or"})
+  for (const char* name : {"add", "multiply", "maximum", "minimum", "equal", "not_equal", "logical_and", "logical_or",
+                           "bitwise_and", "bitwise_or"})
     EXPECT_TRUE(op_named(name).has(kCommutative)) << name;
   for (const char* name : {"subtract", "divide", "power", "less", "matmul", "concat"})
     EXPECT_FALSE(op_named(name).has(kCommutative)) << name;

@@ -1,7 +1,7 @@
 // Tests of dtypes, dimension symbols, type interning and the TVMScript spelling of types.
-#include <gtest/gtest.h>
-
 #include "dpl/ir/types.h"
+
+#include <gtest/gtest.h>
 
 namespace dpl {
 namespace {
@@ -13,8 +13,8 @@ std::vector<Dim> dims(std::initializer_list<int64_t> extents) {
 }
 
 TEST(DType, NamesRoundTrip) {
-  for (DType dtype : {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8,
-                      DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+  for (DType dtype : {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::Float16,
+                      DType::BFloat16, DType::Float32, DType::Float64}) {
     auto parsed = parse_dtype(dtype_name(dtype));
     ASSERT_TRUE(parsed.has_value()) << dtype_name(dtype);
     EXPECT_EQ(*parsed, dtype);
@@ -91,8 +91,7 @@ TEST(Type, PrintsLikeTvmScript) {
   std::vector<Dim> symbolic = {Dim::symbol("n"), Dim::fixed(4)};
   EXPECT_EQ(Type::tensor(DType::Float16, symbolic)->str(), "R.Tensor((n, 4), dtype=\"float16\")");
   TypeRef fields[] = {Type::tensor(DType::Float32, dims({2})), Type::tensor(DType::Bool, dims({1, 3}))};
-  EXPECT_EQ(Type::tuple(fields)->str(),
-            "R.Tuple(R.Tensor((2,), dtype=\"float32\"), R.Tensor((1, 3), dtype=\"bool\"))");
+  EXPECT_EQ(Type::tuple(fields)->str(), "R.Tuple(R.Tensor((2,), dtype=\"float32\"), R.Tensor((1, 3), dtype=\"bool\"))");
   EXPECT_EQ(Type::tuple({})->str(), "R.Tuple");
   EXPECT_EQ(Type::shape(4)->str(), "R.Shape(ndim=4)");
   EXPECT_EQ(Type::object()->str(), "R.Object");

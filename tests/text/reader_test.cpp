@@ -164,7 +164,8 @@ TEST(Reader, AliasBindsTheSameNode) {
 TEST(Reader, LessSpecificAnnotationsAreAccepted) {
   // TVM's rule: only a real conflict is an error. The node keeps the inferred type.
   auto result = read_ok("@R.function\n"
-                        "def main(x: R.Tensor((4, \"n\"), \"float32\"), y: R.Tensor((4, 8), \"float32\")) -> R.Tensor:\n"
+                        "def main(x: R.Tensor((4, \"n\"), \"float32\"),\n"
+                        "         y: R.Tensor((4, 8), \"float32\")) -> R.Tensor:\n"
                         "    a: R.Tensor((4, 8)) = R.add(y, y)\n"
                         "    b: R.Tensor(ndim=2, dtype=\"float32\") = R.add(a, a)\n"
                         "    c: R.Object = R.add(b, b)\n"
@@ -176,7 +177,8 @@ TEST(Reader, LessSpecificAnnotationsAreAccepted) {
 TEST(Reader, TypeForms) {
   auto result = read_ok("@R.function\n"
                         "def main(a: R.Tensor((16, 16), dtype=\"float32\"), b: R.Tensor((1024,)),\n"
-                        "         c: R.Tensor(ndim=2, dtype=\"int64\"), d: R.Tensor, e: R.Tensor((\"n\", 4), \"float16\"),\n"
+                        "         c: R.Tensor(ndim=2, dtype=\"int64\"), d: R.Tensor,\n"
+                        "         e: R.Tensor((\"n\", 4), \"float16\"),\n"
                         "         f: R.Tuple(R.Tensor((2,), \"float32\"), R.Shape([1, 2])), g: R.Shape(ndim=4),\n"
                         "         h: R.Shape, i: R.Object, j: R.Tensor(shape=[3], dtype=\"bool\"), k: R.Tuple):\n"
                         "    return a\n");
@@ -204,7 +206,9 @@ TEST(Reader, TypeForms) {
 
 TEST(Reader, SymbolicDimensionsDeclaredInTheBody) {
   auto result = read_ok("@R.function\n"
-                        "def main(x: R.Tensor((\"n\", 4), dtype=\"float32\")) -> R.Tensor((\"n\", 4), dtype=\"float32\"):\n"
+                        "def main(\n"
+                        "    x: R.Tensor((\"n\", 4), dtype=\"float32\"),\n"
+                        ") -> R.Tensor((\"n\", 4), dtype=\"float32\"):\n"
                         "    n = T.int64()\n"
                         "    with R.dataflow():\n"
                         "        y: R.Tensor((n, 4), dtype=\"float32\") = R.add(x, x)\n"

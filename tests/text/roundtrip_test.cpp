@@ -122,14 +122,15 @@ TEST(RoundTripLarge, HundredThousandBindings) {
       "R.Tensor((1, 64), dtype=\"float32\"):\n"
       "    with R.dataflow():\n"
       "        lv0: R.Tensor((1, 64), dtype=\"float32\") = R.add(x, x)\n";
+  const std::string type = ": R.Tensor((1, 64), dtype=\"float32\") = ";
   for (int i = 1; i < kBindings; ++i) {
     const std::string prev = "lv" + std::to_string(i - 1);
-    const std::string name = "lv" + std::to_string(i);
+    text += "        lv" + std::to_string(i) + type;
     switch (i % 4) {
-      case 0: text += "        " + name + ": R.Tensor((1, 64), dtype=\"float32\") = R.matmul(" + prev + ", w, out_dtype=\"void\")\n"; break;
-      case 1: text += "        " + name + ": R.Tensor((1, 64), dtype=\"float32\") = R.multiply(" + prev + ", R.const(0.125, \"float32\"))\n"; break;
-      case 2: text += "        " + name + ": R.Tensor((1, 64), dtype=\"float32\") = R.nn.softmax(" + prev + ", axis=-1)\n"; break;
-      default: text += "        " + name + ": R.Tensor((1, 64), dtype=\"float32\") = R.add(" + prev + ", x)\n"; break;
+      case 0: text += "R.matmul(" + prev + ", w, out_dtype=\"void\")\n"; break;
+      case 1: text += "R.multiply(" + prev + ", R.const(0.125, \"float32\"))\n"; break;
+      case 2: text += "R.nn.softmax(" + prev + ", axis=-1)\n"; break;
+      default: text += "R.add(" + prev + ", x)\n"; break;
     }
   }
   const std::string last = "lv" + std::to_string(kBindings - 1);

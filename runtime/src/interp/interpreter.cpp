@@ -537,7 +537,7 @@ InputsResult random_inputs(const Function& function, uint64_t seed, const InputO
       shape.push_back(bound->second);
     }
     const std::optional<int64_t> count = checked_num_elements(shape);
-    if (!count || *count > (int64_t{1} << 32)) {
+    if (!count || *count > options.max_elements) {
       result.error = fmt::format("parameter '{}' would have an invalid or too large shape ({})", param.name(),
                                  fmt::join(shape, ", "));
       return result;

@@ -28,11 +28,13 @@ bool same_attr(const AttrValue& a, const AttrValue& b) {
 
 std::string literal_str(const Literal& literal) {
   std::string out;
-  if (!literal.shape.empty()) out += dims_str([&] {
-    std::vector<Dim> dims;
-    for (int64_t extent : literal.shape) dims.push_back(Dim::fixed(extent));
-    return dims;
-  }()) + " ";
+  if (!literal.shape.empty())
+    out += dims_str([&] {
+             std::vector<Dim> dims;
+             for (int64_t extent : literal.shape) dims.push_back(Dim::fixed(extent));
+             return dims;
+           }()) +
+           " ";
   out += std::string(dtype_name(literal.dtype)) + " ";
   if (literal.values.size() == 1) return out + format_double_like_python(literal.values[0]);
   out += "[";
@@ -56,8 +58,12 @@ bool same_literal(const Literal& a, const Literal& b) {
 class FunctionComparer {
  public:
   FunctionComparer(const Function& a, const Function& b)
-      : a_(a), b_(b), a_to_b_(a.node_id_bound(), nullptr), b_to_a_(b.node_id_bound(), nullptr),
-        a_param_pos_(a_to_b_.size(), -1), b_param_pos_(b_to_a_.size(), -1) {}
+      : a_(a),
+        b_(b),
+        a_to_b_(a.node_id_bound(), nullptr),
+        b_to_a_(b.node_id_bound(), nullptr),
+        a_param_pos_(a_to_b_.size(), -1),
+        b_param_pos_(b_to_a_.size(), -1) {}
 
   EqualityResult run() {
     if (a_.params().size() != b_.params().size())
@@ -141,8 +147,8 @@ class FunctionComparer {
       b_to_a_[y->id()] = x;
     }
 
-    static constexpr const char* kKinds[] = {"parameter", "constant", "call", "tuple", "tuple item", "shape",
-                                             "function call"};
+    static constexpr const char* kKinds[] = {"parameter",  "constant", "call",         "tuple",
+                                             "tuple item", "shape",    "function call"};
     if (x->kind() != y->kind())
       return differ_at(pair,
                        std::string(kKinds[static_cast<int>(x->kind())]) + " vs " + kKinds[static_cast<int>(y->kind())]);
@@ -162,8 +168,8 @@ class FunctionComparer {
           return differ_at(pair, "op " + registry.get(x->op()).name + " vs " + registry.get(y->op()).name);
         const OpInfo& info = registry.get(x->op());
         if (x->attrs().size() != y->attrs().size())
-          return differ_at(pair, std::to_string(x->attrs().size()) + " attributes vs " +
-                                     std::to_string(y->attrs().size()));
+          return differ_at(pair,
+                           std::to_string(x->attrs().size()) + " attributes vs " + std::to_string(y->attrs().size()));
         for (size_t i = 0; i < x->attrs().size(); ++i) {
           if (same_attr(x->attr(i), y->attr(i))) continue;
           std::string name = i < info.attrs.size() ? info.attrs[i].name : "#" + std::to_string(i);
@@ -183,12 +189,10 @@ class FunctionComparer {
       case NodeKind::FuncCall:
         if (x->callee() != y->callee()) return differ_at(pair, "callee " + x->callee() + " vs " + y->callee());
         break;
-      case NodeKind::Tuple:
-        break;
+      case NodeKind::Tuple: break;
     }
     if (x->num_operands() != y->num_operands())
-      return differ_at(pair, std::to_string(x->num_operands()) + " operands vs " +
-                                 std::to_string(y->num_operands()));
+      return differ_at(pair, std::to_string(x->num_operands()) + " operands vs " + std::to_string(y->num_operands()));
     if (x->type() != y->type()) return differ_at(pair, "type " + type_str(x->type()) + " vs " + type_str(y->type()));
     // Reverse push so the first operand is compared first (differences are reported in reading order).
     for (size_t i = x->num_operands(); i-- > 0;) pending_.push_back(Pair{x->operand(i), y->operand(i), x, y, i});
@@ -222,9 +226,7 @@ std::string func_attrs_difference(const Function& a, const Function& b) {
 
 }  // namespace
 
-EqualityResult structurally_equal(const Function& a, const Function& b) {
-  return FunctionComparer(a, b).run();
-}
+EqualityResult structurally_equal(const Function& a, const Function& b) { return FunctionComparer(a, b).run(); }
 
 EqualityResult structurally_equal(const Module& a, const Module& b) {
   EqualityResult result;
@@ -262,8 +264,7 @@ namespace {
 TypeRef expected_type(const Node* node, std::string& error) {
   switch (node->kind()) {
     case NodeKind::Param:
-    case NodeKind::FuncCall:
-      return node->type();
+    case NodeKind::FuncCall: return node->type();
     case NodeKind::Constant: {
       std::vector<Dim> dims;
       for (int64_t extent : node->literal().shape) dims.push_back(Dim::fixed(extent));
@@ -288,8 +289,7 @@ TypeRef expected_type(const Node* node, std::string& error) {
       }
       return tuple->fields()[static_cast<size_t>(node->index())];
     }
-    case NodeKind::ShapeLit:
-      return Type::shape(static_cast<int>(node->shape_value().size()));
+    case NodeKind::ShapeLit: return Type::shape(static_cast<int>(node->shape_value().size()));
   }
   return nullptr;
 }
@@ -311,7 +311,8 @@ std::string find_cycle(const std::vector<Node*>& nodes, uint32_t bound) {
         continue;
       }
       const Node* operand = node->operand(next++);
-      if (state[operand->id()] == kOpen) return label(operand) + " depends on itself (a cycle through " + label(node) + ")";
+      if (state[operand->id()] == kOpen)
+        return label(operand) + " depends on itself (a cycle through " + label(node) + ")";
       if (state[operand->id()] == kNew) {
         state[operand->id()] = kOpen;
         stack.emplace_back(operand, 0);
@@ -372,7 +373,8 @@ std::string verify_structure(const Function& function) {
     for (const Node* user : node->users()) {
       if (user == nullptr) return "the use list of " + label(node) + " holds a null entry";
       if (user->is_dead()) return "the use list of " + label(node) + " names the removed node " + label(user);
-      if (position_of(user) == kAbsent) return "the use list of " + label(node) + " names " + label(user) + ", which is not in nodes()";
+      if (position_of(user) == kAbsent)
+        return "the use list of " + label(node) + " names " + label(user) + ", which is not in nodes()";
       ++count[user->id()];
     }
     for (const Node* user : node->users()) {

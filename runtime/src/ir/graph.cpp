@@ -18,7 +18,9 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
   node.kind_ = kind;
   node.id_ = next_id_++;
   node.type_ = type;
-  node.operands_.assign(operands.begin(), operands.end());
+  node.num_operands_ = static_cast<uint32_t>(operands.size());
+  if (node.num_operands_ > Node::kInlineOperands) node.heap_operands_.reset(new Node*[operands.size()]);
+  std::copy(operands.begin(), operands.end(), node.operand_data());
   for (Node* operand : operands) operand->users_.push_back(&node);
   order_.push_back(&node);
   return &node;
@@ -36,7 +38,8 @@ Node* Function::add_constant(Literal literal) {
   dims.reserve(literal.shape.size());
   for (int64_t extent : literal.shape) dims.push_back(Dim::fixed(extent));
   Node* node = new_node(NodeKind::Constant, Type::tensor(literal.dtype, dims), {});
-  node->literal_ = std::move(literal);
+  node->extra_ = std::make_unique<Node::Extra>();
+  node->extra_->literal = std::move(literal);
   return node;
 }
 
@@ -87,19 +90,22 @@ Node* Function::add_tuple_item(Node* tuple, int64_t index, std::string& error) {
     return nullptr;
   }
   Node* node = new_node(NodeKind::TupleItem, type->fields()[static_cast<size_t>(index)], std::span(&tuple, 1));
-  node->index_ = index;
+  node->extra_ = std::make_unique<Node::Extra>();
+  node->extra_->index = index;
   return node;
 }
 
 Node* Function::add_shape(std::vector<Dim> dims) {
   Node* node = new_node(NodeKind::ShapeLit, Type::shape(static_cast<int>(dims.size())), {});
-  node->shape_value_ = std::move(dims);
+  node->extra_ = std::make_unique<Node::Extra>();
+  node->extra_->shape_value = std::move(dims);
   return node;
 }
 
 Node* Function::add_func_call(std::string callee, std::span<Node* const> args, TypeRef result_type) {
   Node* node = new_node(NodeKind::FuncCall, result_type ? result_type : Type::unknown(), args);
-  node->callee_ = std::move(callee);
+  node->extra_ = std::make_unique<Node::Extra>();
+  node->extra_->callee = std::move(callee);
   return node;
 }
 
@@ -117,7 +123,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       old_value->users_.push_back(user);
       continue;
     }
-    for (Node*& operand : user->operands_) {
+    for (Node*& operand : std::span(user->operand_data(), user->num_operands_)) {
       if (operand != old_value) continue;
       operand = replacement;
       replacement->users_.push_back(user);
@@ -150,11 +156,11 @@ size_t Function::erase_unused(Node* node) {
       continue;
     candidate->dead_ = true;
     ++removed;
-    for (Node* operand : candidate->operands_) {
+    for (Node* operand : candidate->operands()) {
       drop_use(operand->users_, candidate);
       pending.push_back(operand);
     }
-    candidate->operands_.clear();
+    candidate->drop_operands();
   }
   dead_in_order_ += removed;
   return removed;
@@ -172,7 +178,7 @@ void Function::compact() {
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
-    for (Node* operand : node->operands_) {
+    for (Node* operand : node->operands()) {
       if (reachable[operand->id_]) continue;
       reachable[operand->id_] = 1;
       stack.push_back(operand);
@@ -186,7 +192,7 @@ void Function::compact() {
   for (Node* node : order_) {
     if (reachable[node->id_] || node->dead_) continue;
     node->dead_ = true;
-    for (Node* operand : node->operands_) {
+    for (Node* operand : node->operands()) {
       if (reachable[operand->id_] == 1) {
         reachable[operand->id_] = 2;  // live, and its use list holds dead users
         touched.push_back(operand);
@@ -199,8 +205,7 @@ void Function::compact() {
   }
   for (Node* node : order_) {
     if (!node->dead_) continue;
-    node->operands_.clear();
-    node->operands_.shrink_to_fit();
+    node->drop_operands();
     node->users_.clear();
     node->users_.shrink_to_fit();
   }
@@ -220,8 +225,8 @@ void Function::compact() {
     dfs.emplace_back(root, 0);
     while (!dfs.empty()) {
       auto& [node, next] = dfs.back();
-      if (next < node->operands_.size()) {
-        Node* operand = node->operands_[next++];
+      if (next < node->num_operands_) {
+        Node* operand = node->operand(next++);
         if (!emitted[operand->id_]) {
           emitted[operand->id_] = 1;
           dfs.emplace_back(operand, 0);

@@ -167,9 +167,7 @@ class Ctx {
   bool bool_attr(size_t i) const { return std::get<bool>(in_.attrs[i]); }
   const std::string& string_attr(size_t i) const { return std::get<std::string>(in_.attrs[i]); }
   const std::vector<int64_t>& list_attr(size_t i) const { return std::get<std::vector<int64_t>>(in_.attrs[i]); }
-  const std::vector<int64_t>* opt_list_attr(size_t i) const {
-    return std::get_if<std::vector<int64_t>>(&in_.attrs[i]);
-  }
+  const std::vector<int64_t>* opt_list_attr(size_t i) const { return std::get_if<std::vector<int64_t>>(&in_.attrs[i]); }
   std::optional<int64_t> opt_int_attr(size_t i) const {
     if (const int64_t* value = std::get_if<int64_t>(&in_.attrs[i])) return *value;
     return std::nullopt;
@@ -379,8 +377,8 @@ bool parse_layout(Ctx& c, std::string_view attr_name, const std::string& layout,
   return true;
 }
 
-#define DPL_INFER_BEGIN(kOp)        \
-  Ctx c(kOp, in, error);            \
+#define DPL_INFER_BEGIN(kOp) \
+  Ctx c(kOp, in, error);     \
   if (!c.ok()) return nullptr
 
 // ---------------------------------------------------------------------------------------------------------
@@ -511,8 +509,8 @@ TypeRef infer_permute_dims(const InferInput& in, std::string& error) {
     for (int i = rank - 1; i >= 0; --i) order.push_back(i);
   } else {
     if (axes->size() != static_cast<size_t>(rank))
-      return c.fail(fmt::format("axes {} has {} entries but the tensor has rank {}", list_str(*axes), axes->size(),
-                                rank));
+      return c.fail(
+          fmt::format("axes {} has {} entries but the tensor has rank {}", list_str(*axes), axes->size(), rank));
     if (!c.normalize_axes(*axes, rank, order)) return nullptr;
   }
   if (!x->has_shape()) return x;
@@ -717,7 +715,8 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
   bool all_known = true;
   for (size_t i = 0; i < fields.size(); ++i) {
     TypeRef field = fields[i];
-    if (field == nullptr || field->kind() == TypeKind::Unknown) field = fields[i] = Type::tensor_of_rank(DType::Unknown, -1);
+    if (field == nullptr || field->kind() == TypeKind::Unknown)
+      field = fields[i] = Type::tensor_of_rank(DType::Unknown, -1);
     if (!field->is_tensor()) return c.fail(fmt::format("field {} must be a tensor, got {}", i, field->str()));
     if (i == 0) dtype = field->dtype();
     if (!c.join_dtypes(dtype, field->dtype(), dtype)) return nullptr;
@@ -759,8 +758,8 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
       }
       Same same = same_dim(dims[d], dim);
       if (same == Same::No)
-        return c.fail(fmt::format("fields 0 and {} differ in dimension {} ({} vs {})", i, d, dim_text(dims[d]),
-                                  dim_text(dim)));
+        return c.fail(
+            fmt::format("fields 0 and {} differ in dimension {} ({} vs {})", i, d, dim_text(dims[d]), dim_text(dim)));
       if (same == Same::Maybe) known = false;
     }
   }
@@ -1018,12 +1017,11 @@ TypeRef infer_group_norm(const InferInput& in, std::string& error) {
   if (x->rank() < 0) return x;
   int channel = 0;
   std::vector<int> axes;
-  if (!c.normalize_axis(c.int_attr(1), x->rank(), channel) ||
-      !c.normalize_axes(c.list_attr(2), x->rank(), axes))
+  if (!c.normalize_axis(c.int_attr(1), x->rank(), channel) || !c.normalize_axes(c.list_attr(2), x->rank(), axes))
     return nullptr;
   if (x->has_shape() && x->dims()[channel].is_static() && x->dims()[channel].extent() % groups != 0)
-    return c.fail(fmt::format("channel extent {} is not divisible by num_groups {}", x->dims()[channel].extent(),
-                              groups));
+    return c.fail(
+        fmt::format("channel extent {} is not divisible by num_groups {}", x->dims()[channel].extent(), groups));
   DType dtype = x->dtype();
   if (!check_parameter(c, x, 1, "gamma", {channel}, dtype) || !check_parameter(c, x, 2, "beta", {channel}, dtype))
     return nullptr;
@@ -1364,8 +1362,9 @@ std::vector<OpInfo> builtin_ops() {
                attr("end", AttrKind::IntList, Ints{}), attr("strides", AttrKind::OptIntList, None),
                attr("assume_inbound", AttrKind::Bool, false)}),
       make_op(op::concat, 1, 1, kInjective, infer_concat, {attr("axis", AttrKind::OptInt, int64_t{0})}),
-      make_op(op::split, 1, 1, kInjective, infer_split,
-              {attr("indices_or_sections", AttrKind::IntOrIntList, int64_t{1}), attr("axis", AttrKind::Int, int64_t{0})}),
+      make_op(
+          op::split, 1, 1, kInjective, infer_split,
+          {attr("indices_or_sections", AttrKind::IntOrIntList, int64_t{1}), attr("axis", AttrKind::Int, int64_t{0})}),
       make_op(op::take, 2, 2, kInjective, infer_take,
               {attr("axis", AttrKind::OptInt, None), attr("mode", AttrKind::String, std::string("fast"))}),
 

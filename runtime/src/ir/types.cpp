@@ -17,8 +17,8 @@ struct DTypeName {
 };
 
 constexpr DTypeName kDTypeNames[] = {
-    {DType::Bool, "bool"},       {DType::Int8, "int8"},       {DType::Int16, "int16"},
-    {DType::Int32, "int32"},     {DType::Int64, "int64"},     {DType::UInt8, "uint8"},
+    {DType::Bool, "bool"},       {DType::Int8, "int8"},         {DType::Int16, "int16"},
+    {DType::Int32, "int32"},     {DType::Int64, "int64"},       {DType::UInt8, "uint8"},
     {DType::Float16, "float16"}, {DType::BFloat16, "bfloat16"}, {DType::Float32, "float32"},
     {DType::Float64, "float64"},
 };
@@ -38,8 +38,7 @@ std::optional<DType> parse_dtype(std::string_view name) {
 }
 
 bool is_float(DType dtype) {
-  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 ||
-         dtype == DType::Float64;
+  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 || dtype == DType::Float64;
 }
 
 bool is_integer(DType dtype) {
@@ -172,7 +171,11 @@ TypeTable& type_table() {
 }  // namespace
 
 Type::Type(TypeKind kind, DType dtype, int rank, bool has_shape, std::vector<Dim> dims, std::vector<TypeRef> fields)
-    : kind_(kind), dtype_(dtype), rank_(rank), has_shape_(has_shape), dims_(std::move(dims)),
+    : kind_(kind),
+      dtype_(dtype),
+      rank_(rank),
+      has_shape_(has_shape),
+      dims_(std::move(dims)),
       fields_(std::move(fields)) {}
 
 TypeRef Type::unknown() {
@@ -224,12 +227,8 @@ void append_dim(std::string& out, const Dim& dim) {
 void append_type(std::string& out, const Type& type) {
   switch (type.kind()) {
     case TypeKind::Unknown:
-    case TypeKind::Object:
-      out += "R.Object";
-      return;
-    case TypeKind::Shape:
-      out += "R.Shape(ndim=" + std::to_string(type.rank()) + ")";
-      return;
+    case TypeKind::Object: out += "R.Object"; return;
+    case TypeKind::Shape: out += "R.Shape(ndim=" + std::to_string(type.rank()) + ")"; return;
     case TypeKind::Tuple:
       out += "R.Tuple";
       if (type.fields().empty()) return;

@@ -480,7 +480,11 @@ class Reader {
         } else if (at_name("class")) {
           fail(tok(), "missing @I.ir_module decorator before 'class'");
         } else {
-          fail(tok(), "expected @R.function or @I.ir_module, found " + describe(tok()));
+          // Stray code at the top level: one error, then resynchronize at the next decorator.
+          if (tok().kind != TokenKind::Error) {
+            report(loc(tok()), "expected @R.function or @I.ir_module, found " + describe(tok()));
+          }
+          while (!at(TokenKind::At) && !at(TokenKind::End)) advance();
         }
       } catch (const StatementError&) {
         recover();
@@ -586,10 +590,10 @@ class Reader {
     pending.scope = std::make_unique<Scope>();
     pending.fn = &module_->add_function(std::string(text(name)));
     pending.fn->set_private(decorator.is_private);
-    auto [first, inserted] = function_index_.insert(text(name), functions_.size() - 1);
+    auto [existing, inserted] = function_index_.insert(text(name), functions_.size() - 1);
     if (!inserted) {
       Diagnostic& diag = report(loc(name), "function '" + std::string(text(name)) + "' is already defined");
-      DiagnosticEngine::add_note(diag, loc(functions_[*first].name), "first defined here");
+      DiagnosticEngine::add_note(diag, loc(functions_[*existing].name), "first defined here");
     }
     fn_ = pending.fn;
     scope_ = pending.scope.get();

@@ -14,6 +14,14 @@
 
 namespace dpl::compiler {
 
+// Lets std::visit take a set of lambdas, one per alternative of an AST node.
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
 struct Pattern;
 using PatternPtr = std::unique_ptr<Pattern>;
 struct Expr;
@@ -47,11 +55,11 @@ struct BindPattern {
 // capture binding the attribute's value to `a`).
 struct PatternAttr {
   std::string name;
-  SourceLoc loc;          // the attribute name
+  SourceLoc loc;  // the attribute name
   SourceLoc value_loc;
   std::optional<AttrValue> literal;
-  std::string capture;    // when not a literal
-  int index = -1;         // sema: position in the op's attribute list
+  std::string capture;  // when not a literal
+  int index = -1;       // sema: position in the op's attribute list
 };
 
 // `add(x, y)`, `(op: add | multiply)(x, c)`, `nn.relu?(x)`.
@@ -59,7 +67,7 @@ struct CallPattern {
   std::vector<OpName> ops;  // one, or the alternatives of `(add | multiply)(...)`
   std::string op_var;       // `op` in `(op: add | multiply)(...)`; empty when absent
   SourceLoc op_var_loc;
-  bool optional = false;    // `nn.relu?(x)`: the call or its single operand
+  bool optional = false;  // `nn.relu?(x)`: the call or its single operand
   std::vector<PatternPtr> operands;
   std::vector<PatternAttr> attrs;
 };
@@ -101,6 +109,11 @@ struct TuplePattern {
   std::vector<PatternPtr> fields;
 };
 
+// `var("x")`: the function parameter named x; `var()`: any function parameter.
+struct ParamPattern {
+  std::optional<std::string> name;
+};
+
 // `p | q`: the first alternative that matches.
 struct AltPattern {
   std::vector<PatternPtr> alternatives;
@@ -109,7 +122,7 @@ struct AltPattern {
 struct Pattern {
   SourceLoc loc;
   std::variant<WildcardPattern, VarPattern, BindPattern, CallPattern, ConstPattern, AltPattern, TypePattern,
-               ItemPattern, TuplePattern>
+               ItemPattern, TuplePattern, ParamPattern>
       node;
 };
 
@@ -124,7 +137,7 @@ enum class ExprType : uint8_t {
   DType,
   String,
   IntList,
-  Attr,     // a captured attribute of a kind not usable as one of the above (compared as a whole)
+  Attr,  // a captured attribute of a kind not usable as one of the above (compared as a whole)
   Op,
 };
 
@@ -153,8 +166,20 @@ struct UnaryExpr {
   ExprPtr operand;
 };
 
-enum class BinaryOp : uint8_t { Add, Subtract, Multiply, Divide, Equal, NotEqual, Less, LessEqual, Greater,
-                                GreaterEqual, And, Or };
+enum class BinaryOp : uint8_t {
+  Add,
+  Subtract,
+  Multiply,
+  Divide,
+  Equal,
+  NotEqual,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  And,
+  Or
+};
 struct BinaryExpr {
   BinaryOp op;
   SourceLoc op_loc;

@@ -28,7 +28,7 @@ struct CompileResult {
   std::optional<EmittedCpp> cpp;    // only when there was no error and `generate` was set
   std::vector<std::string> inputs;  // every file the output depends on (the rule file first), for depfiles
   std::vector<std::unique_ptr<ImportedFile>> imports;
-  bool ok = false;                  // no errors (warnings allowed)
+  bool ok = false;  // no errors (warnings allowed)
 };
 
 // Compiles `source`; every diagnostic of the run goes to `diags`. Imports are read relative to the directory of

@@ -21,7 +21,6 @@ struct EmittedCpp {
 
 // `file` must have passed sema. The output depends only on the file's contents, its base name and the options,
 // so it is byte-identical across machines and runs.
-EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options,
-                    const OpRegistry& registry = OpRegistry::global());
+EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& registry = OpRegistry::global());
 
 }  // namespace dpl::compiler

@@ -56,8 +56,9 @@ using KernelFn = std::function<Value(const Node& call, std::span<const Value> op
 struct EvalOptions {
   // Values of symbolic dimensions (`n` in `R.Tensor((n, 4))`) that the arguments do not determine.
   std::map<std::string, int64_t, std::less<>> dims;
-  // No value may hold more elements (guards against graphs asking for absurd allocations).
-  int64_t max_elements = int64_t{1} << 32;
+  // No value may hold more elements: a graph asking for an absurd allocation gets an error, not the OOM killer.
+  // The largest tensor of the bundled models has 65.5 million elements.
+  int64_t max_elements = int64_t{1} << 28;
   // Check every computed value against its node's declared type (dtype, rank, static dims).
   bool check_types = true;
 };
@@ -100,6 +101,8 @@ struct InputOptions {
   std::map<std::string, ValueRange, std::less<>> ranges;
   // Weights (matmul/dense/conv weight operands) drawn from ±1/sqrt(fan_in), so deep models stay finite.
   bool scale_weights = true;
+  // No parameter may hold more elements.
+  int64_t max_elements = int64_t{1} << 28;
 };
 
 struct InputsResult {
@@ -108,8 +111,8 @@ struct InputsResult {
   bool ok() const { return error.empty(); }
 };
 
-// Random tensors of the declared parameter types, deterministic in `seed` (parameter i draws from its own
-// stream, so one parameter's values do not depend on the others). Ranges follow each parameter's use, looking
+// Random tensors of the declared parameter types, deterministic in `seed`: parameter i's values depend only on
+// the seed, i, its type and its range, not on the other parameters. Ranges follow each parameter's use, looking
 // through layout ops (reshape, permute_dims, expand_dims, strided_slice, astype to an integer, ...):
 //  - integers used as `take` indices: [0, extent of the indexed axis) -- token ids and positions stay inside
 //    their tables;

@@ -37,6 +37,18 @@ struct Literal {
 
 class Function;
 
+namespace detail {
+// What only constants, tuple items, shapes and function calls carry. Nodes keep it out of line so that the fields
+// a matcher reads (kind, op, type, operands, users) share the node's first cache lines.
+struct NodeExtra {
+  Literal literal;
+  int64_t index = 0;
+  std::vector<Dim> shape_value;
+  std::string callee;
+};
+inline const NodeExtra kNoNodeExtra{};
+}  // namespace detail
+
 // A value in the graph. Binding names are labels: patterns match across them.
 class Node {
  public:
@@ -47,9 +59,9 @@ class Node {
   TypeRef type() const { return type_; }
   uint32_t id() const { return id_; }  // unique within its function, in creation order
 
-  std::span<Node* const> operands() const { return operands_; }
-  Node* operand(size_t i) const { return operands_[i]; }
-  size_t num_operands() const { return operands_.size(); }
+  std::span<Node* const> operands() const { return {operand_data(), num_operands_}; }
+  Node* operand(size_t i) const { return operand_data()[i]; }
+  size_t num_operands() const { return num_operands_; }
 
   // One entry per use: `add(x, x)` appears twice in x's users.
   std::span<Node* const> users() const { return users_; }
@@ -61,10 +73,10 @@ class Node {
   const std::string& name() const { return name_; }  // binding or parameter name; may be empty
   void set_name(std::string name) { name_ = std::move(name); }
 
-  const Literal& literal() const { return literal_; }  // Constant only
-  int64_t index() const { return index_; }             // TupleItem only
-  std::span<const Dim> shape_value() const { return shape_value_; }  // ShapeLit only
-  const std::string& callee() const { return callee_; }              // FuncCall only
+  const Literal& literal() const { return extra().literal; }                // Constant only
+  int64_t index() const { return extra().index; }                            // TupleItem only
+  std::span<const Dim> shape_value() const { return extra().shape_value; }  // ShapeLit only
+  const std::string& callee() const { return extra().callee; }              // FuncCall only
 
   bool is_dead() const { return dead_; }
 
@@ -72,19 +84,32 @@ class Node {
   friend class Function;
   Node() = default;
 
+  using Extra = detail::NodeExtra;
+  const Extra& extra() const { return extra_ ? *extra_ : detail::kNoNodeExtra; }
+
+  // Up to kInlineOperands operands live in the node itself (no pointer chase); more go to the heap.
+  static constexpr uint32_t kInlineOperands = 3;
+  Node* const* operand_data() const {
+    return num_operands_ <= kInlineOperands ? inline_operands_ : heap_operands_.get();
+  }
+  Node** operand_data() { return num_operands_ <= kInlineOperands ? inline_operands_ : heap_operands_.get(); }
+  void drop_operands() {
+    num_operands_ = 0;
+    heap_operands_.reset();
+  }
+
   NodeKind kind_ = NodeKind::Param;
-  OpId op_ = 0;
   bool dead_ = false;
+  OpId op_ = 0;
   uint32_t id_ = 0;
+  uint32_t num_operands_ = 0;
   TypeRef type_ = nullptr;
-  std::vector<Node*> operands_;
+  Node* inline_operands_[kInlineOperands] = {};
+  std::unique_ptr<Node*[]> heap_operands_;
   std::vector<Node*> users_;
   AttrList attrs_;
   std::string name_;
-  Literal literal_;
-  int64_t index_ = 0;
-  std::vector<Dim> shape_value_;
-  std::string callee_;
+  std::unique_ptr<Extra> extra_;
 };
 
 // A function attribute from `R.func_attr({...})`: "Composite" -> "ccompiler.add", "Primitive" -> True.

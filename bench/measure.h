@@ -1,0 +1,59 @@
+// The benchmark harness shared by the bench binaries: fresh graphs per iteration with only the pass timed, the
+// counters every rewrite benchmark reports, and a main() with a `--smoke` switch for the CTest smoke tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "dpl/ir/graph.h"
+#include "dpl/rewrite/driver.h"
+
+namespace dpl::bench {
+
+// What one run of a rewrite strategy over a function did.
+struct RunOutcome {
+  uint64_t visited = 0;   // matcher calls
+  uint64_t rewrites = 0;
+  uint64_t scans = 0;     // whole-graph scans (re-scan baseline only)
+  std::string error;
+};
+
+// Makes the input of one run: a module whose function `main` the strategy rewrites.
+using BuildFn = std::function<std::unique_ptr<Module>()>;
+using RunFn = std::function<RunOutcome(Function&)>;
+
+// A BuildFn for the synthetic generators of graphs.h: a fresh module whose `main` `fill` builds.
+BuildFn synthetic(std::function<void(Function&)> fill);
+
+// dpl's worklist driver (run_pass) and the re-scan baseline (rescan.h), with the same compiled matcher.
+RunFn worklist_driver(const PassDef& pass);
+RunFn rescan_driver(const PassDef& pass);
+
+// Each iteration builds a fresh graph with `build` (not timed), then times `run` on its `main` alone (manual time,
+// thread CPU time: the benchmark must be registered with UseManualTime()). A run that reports an error, or a rewrite count other than
+// `expected_rewrites` (when given), fails the benchmark. Counters:
+//   nodes           nodes of the input graph
+//   visited         matcher calls per run
+//   rewrites        rewrites per run
+//   ns_per_visited  run time per matcher call
+//   ns_per_node     run time per node of the input graph
+//   scans           whole-graph scans per run (only when the strategy scans)
+void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn& run,
+                     uint64_t expected_rewrites = 0);
+
+// CPU time of the calling thread, in seconds. The benchmarks time with it rather than the wall clock: the
+// machines they run on are shared, and another process taking the core should not count as dpl's time.
+double thread_seconds();
+
+// Sets `ns_per_<what>` to the benchmark's accumulated time divided by `items_per_iteration` per iteration.
+void set_ns_per(benchmark::State& state, const char* what, double seconds, double items_per_iteration);
+
+// The main() of every bench binary. `--smoke` (removed before Google Benchmark sees the arguments) asks for the
+// smallest sizes only. Returns 1 when a benchmark failed (SkipWithError) or an argument is unknown.
+int benchmark_main(int argc, char** argv, const std::function<void(bool smoke)>& register_benchmarks);
+
+}  // namespace dpl::bench

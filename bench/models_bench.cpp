@@ -1,0 +1,76 @@
+// The real models of ../shared/models (BERT, TinyLlama, ResNet-50, ViT) rewritten by every bundled example pass.
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dpl/support/diagnostics.h"
+#include "dpl/text/tvmscript.h"
+#include "measure.h"
+
+namespace dpl::bench {
+namespace {
+
+std::vector<std::filesystem::path> model_files(bool smoke) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(DPL_MODELS_DIR, error)) {
+    if (entry.path().extension() == ".relax") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (smoke && files.size() > 1) files.resize(1);
+  return files;
+}
+
+// The model's text if it reads as a module with a `main`; else nullptr and `error` says why.
+std::shared_ptr<const SourceFile> load_model(const std::filesystem::path& path, std::string& error) {
+  std::shared_ptr<const SourceFile> source = SourceFile::load(path.string(), error);
+  if (source == nullptr) return nullptr;
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = read_module(*source, diags);
+  if (module == nullptr || module->find("main") == nullptr) {
+    error = module == nullptr ? diags.str() : path.string() + " has no function `main`";
+    return nullptr;
+  }
+  return source;
+}
+
+void register_all(bool smoke) {
+  const std::vector<std::filesystem::path> models = model_files(smoke);
+  if (models.empty()) {
+    benchmark::RegisterBenchmark("model/none", [](benchmark::State& state) {
+      state.SkipWithError("no .relax models in " DPL_MODELS_DIR);
+    });
+    return;
+  }
+  for (const std::filesystem::path& model : models) {
+    std::string error;
+    std::shared_ptr<const SourceFile> source = load_model(model, error);
+    if (source == nullptr) {
+      benchmark::RegisterBenchmark(fmt::format("model/{}", model.stem().string()).c_str(),
+                                   [error](benchmark::State& state) { state.SkipWithError(error.c_str()); });
+      continue;
+    }
+    // Every iteration parses the model again (not timed) to get a fresh graph to rewrite.
+    BuildFn build = [source] {
+      DiagnosticEngine diags;
+      return read_module(*source, diags);
+    };
+    for (const PassDef* pass : PassRegistry::all()) {
+      benchmark::RegisterBenchmark(fmt::format("model/{}/{}", model.stem().string(), pass->name).c_str(),
+                                   [build, run = worklist_driver(*pass)](benchmark::State& state) {
+                                     measure_rewrite(state, build, run);
+                                   })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpl::bench
+
+int main(int argc, char** argv) { return dpl::bench::benchmark_main(argc, argv, dpl::bench::register_all); }

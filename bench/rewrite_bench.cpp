@@ -1,0 +1,127 @@
+// Rewrite benchmarks (issue 5): the add chain, synthetic transformers, the floor (a bare loop over the nodes),
+// 1..256 rules on one root op, and dpl's worklist driver against the re-scan-to-fixed-point baseline.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cascade.dpl.h"
+#include "chain.dpl.h"
+#include "graphs.h"
+#include "measure.h"
+#include "same_root_1.dpl.h"
+#include "same_root_16.dpl.h"
+#include "same_root_256.dpl.h"
+#include "same_root_64.dpl.h"
+#include "transformer.dpl.h"
+
+namespace dpl::bench {
+namespace {
+
+benchmark::internal::Benchmark* add_rewrite_benchmark(const std::string& name, BuildFn build, RunFn run,
+                                                      uint64_t expected_rewrites) {
+  return benchmark::RegisterBenchmark(name.c_str(),
+                                      [build = std::move(build), run = std::move(run),
+                                       expected_rewrites](benchmark::State& state) {
+                                        measure_rewrite(state, build, run, expected_rewrites);
+                                      })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+BuildFn transformer_of(size_t layers) {
+  return synthetic([layers](Function& function) { build_transformer(function, layers); });
+}
+
+// The floor: a loop that only reads each node's op id, over the same transformer graph the pass rewrites. Small
+// graphs are swept many times per timed iteration so that reading the clock does not dominate.
+void floor_loop(benchmark::State& state, size_t layers) {
+  std::unique_ptr<Module> module = transformer_of(layers)();
+  const Function& function = main_function(*module);
+  const size_t nodes = function.nodes().size();
+  const size_t sweeps = std::max<size_t>(1, 1'000'000 / nodes);
+  double seconds = 0;
+  uint64_t checksum = 0;
+  for (auto _ : state) {
+    const double start = thread_seconds();
+    for (size_t sweep = 0; sweep < sweeps; ++sweep) {
+      for (const Node* node : function.nodes()) checksum += node->op();
+      benchmark::DoNotOptimize(checksum);
+    }
+    const double elapsed = thread_seconds() - start;
+    state.SetIterationTime(elapsed / static_cast<double>(sweeps));
+    seconds += elapsed;
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+  set_ns_per(state, "node", seconds, static_cast<double>(nodes * sweeps));
+}
+
+void register_all(bool smoke) {
+  const std::vector<size_t> sizes = smoke ? std::vector<size_t>{1000}
+                                          : std::vector<size_t>{1000, 10'000, 100'000, 1'000'000};
+
+  // 1. The chain of issue 5, the workload TVM and MLIR were measured with.
+  for (size_t n : sizes) {
+    add_rewrite_benchmark(fmt::format("chain/{}", n),
+                          synthetic([n](Function& function) { build_add_chain(function, n); }),
+                          worklist_driver(dpl_bench::bench_chain_pass()), n);
+  }
+
+  // 2. Transformer-like graphs with simplifications that fire on part of them; 5. the floor on the same graphs.
+  for (size_t n : sizes) {
+    const size_t layers = transformer_layers_for_nodes(n);
+    add_rewrite_benchmark(fmt::format("transformer/{}", n), transformer_of(layers),
+                          worklist_driver(dpl_bench::bench_transformer_pass()),
+                          layers * transformer_layer_size().rewrites);
+    benchmark::RegisterBenchmark(fmt::format("floor/{}", n).c_str(),
+                                 [layers](benchmark::State& state) { floor_loop(state, layers); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+
+  // 3. 1, 16, 64, 256 rules rooted at `multiply` on one graph: all but one fail at their last check.
+  const size_t rules_layers = transformer_layers_for_nodes(smoke ? 1000 : 100'000);
+  const std::vector<std::pair<size_t, const PassDef*>> rule_sets = {
+      {1, &dpl_bench::bench_rules_1_pass()},
+      {16, &dpl_bench::bench_rules_16_pass()},
+      {64, &dpl_bench::bench_rules_64_pass()},
+      {256, &dpl_bench::bench_rules_256_pass()},
+  };
+  for (const auto& [count, pass] : rule_sets) {
+    add_rewrite_benchmark(fmt::format("rules/{}", count), transformer_of(rules_layers), worklist_driver(*pass),
+                          rules_layers);
+  }
+
+  // 4. Cascading rewrites: dpl's worklist against TVM's re-scan to a fixed point, same compiled matcher. The
+  // re-scan needs one scan per level of a tree, so its cost grows with nodes x depth; the worklist's with nodes.
+  struct CascadeCase {
+    size_t nodes;
+    size_t depth;  // 0: one tree as deep as the graph allows
+    bool rescan;   // the re-scan is quadratic in the depth: skipped where one run would take minutes
+  };
+  const std::vector<CascadeCase> cascades =
+      smoke ? std::vector<CascadeCase>{{1000, 10, true}, {1000, 0, true}}
+            : std::vector<CascadeCase>{{100'000, 10, true},   {100'000, 100, true}, {100'000, 1000, true},
+                                       {1000, 0, true},       {10'000, 0, true},    {30'000, 0, true},
+                                       {100'000, 0, false}};
+  for (const CascadeCase& c : cascades) {
+    const size_t depth = c.depth != 0 ? c.depth : (c.nodes - 4) / 2;
+    const size_t trees = std::max<size_t>(1, c.nodes / cascade_tree_nodes(depth));
+    const std::string depth_label = c.depth != 0 ? fmt::format("depth_{}", c.depth) : "depth_all";
+    BuildFn build = synthetic([trees, depth](Function& function) { build_distribute_cascade(function, trees, depth); });
+    const PassDef& pass = dpl_bench::bench_cascade_pass();
+    add_rewrite_benchmark(fmt::format("cascade/worklist/{}/{}", depth_label, c.nodes), build, worklist_driver(pass),
+                          trees * depth);
+    if (c.rescan) {
+      add_rewrite_benchmark(fmt::format("cascade/rescan/{}/{}", depth_label, c.nodes), build, rescan_driver(pass),
+                            trees * depth);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpl::bench
+
+int main(int argc, char** argv) { return dpl::bench::benchmark_main(argc, argv, dpl::bench::register_all); }

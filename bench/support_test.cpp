@@ -1,0 +1,151 @@
+// Tests of the benchmark support code: the generated graphs and rule sets are what the benchmarks claim, and the
+// re-scan baseline computes the same result as the worklist driver.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "cascade.dpl.h"
+#include "chain.dpl.h"
+#include "dpl/compiler/compile.h"
+#include "dpl/ir/analysis.h"
+#include "dpl/support/diagnostics.h"
+#include "dpl/text/tvmscript.h"
+#include "graphs.h"
+#include "measure.h"
+#include "rescan.h"
+#include "rule_text.h"
+#include "same_root_16.dpl.h"
+#include "transformer.dpl.h"
+
+namespace dpl::bench {
+namespace {
+
+std::unique_ptr<Module> transformer(size_t layers) {
+  return synthetic([layers](Function& function) { build_transformer(function, layers); })();
+}
+
+std::unique_ptr<Module> cascade(size_t trees, size_t depth) {
+  return synthetic([=](Function& function) { build_distribute_cascade(function, trees, depth); })();
+}
+
+TEST(Graphs, ChainHasOneAddPerLinkAndEveryAddFires) {
+  std::unique_ptr<Module> module = synthetic([](Function& function) { build_add_chain(function, 50); })();
+  Function& function = main_function(*module);
+  EXPECT_EQ(function.nodes().size(), 51u);
+  EXPECT_EQ(verify(function), "");
+  PassResult result = run_pass(dpl_bench::bench_chain_pass(), function);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 50u);
+  EXPECT_EQ(verify(function), "");
+}
+
+TEST(Graphs, TransformerLayersAreWellFormedAndSizedAsReported) {
+  const LayerSize layer = transformer_layer_size();
+  EXPECT_GT(layer.nodes, layer.bindings);
+  EXPECT_GT(layer.bindings, 40u);
+  std::unique_ptr<Module> one = transformer(1);
+  std::unique_ptr<Module> three = transformer(3);
+  EXPECT_EQ(main_function(*three).nodes().size() - main_function(*one).nodes().size(), 2 * layer.nodes);
+  EXPECT_EQ(verify(*three), "");
+  EXPECT_EQ(transformer_layers_for_nodes(1), 1u);
+  EXPECT_EQ(transformer_layers_for_nodes(100 * layer.nodes), 100u);
+  EXPECT_EQ(transformer_layers_for_bindings(7 * layer.bindings + 1), 7u);
+}
+
+TEST(Graphs, TransformerSimplificationsFireOnTheAdvertisedSites) {
+  std::unique_ptr<Module> module = transformer(4);
+  Function& function = main_function(*module);
+  const size_t before = function.nodes().size();
+  PassResult result = run_pass(dpl_bench::bench_transformer_pass(), function);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 4 * transformer_layer_size().rewrites);
+  EXPECT_EQ(verify(function), "");
+  // Each layer loses the multiply, the add, their two constants and the two cancelling transposes.
+  EXPECT_EQ(function.nodes().size(), before - 4 * 6);
+}
+
+TEST(Graphs, TransformerTextReadsBackAsTheSameGraph) {
+  std::unique_ptr<Module> module = transformer(2);
+  const SourceFile text("transformer.relax", print_module(*module));
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> read = read_module(text, diags);
+  ASSERT_NE(read, nullptr) << diags.str();
+  EXPECT_TRUE(structurally_equal(*module, *read)) << structurally_equal(*module, *read).difference;
+}
+
+TEST(Rescan, CascadeNeedsOneScanPerLevelAndEndsWhereTheWorklistEnds) {
+  constexpr size_t kTrees = 3;
+  constexpr size_t kDepth = 6;
+  std::unique_ptr<Module> by_worklist = cascade(kTrees, kDepth);
+  std::unique_ptr<Module> by_rescan = cascade(kTrees, kDepth);
+  EXPECT_EQ(main_function(*by_rescan).nodes().size(), kTrees * cascade_tree_nodes(kDepth) - 1);
+
+  const PassDef& pass = dpl_bench::bench_cascade_pass();
+  PassResult worklist = run_pass(pass, main_function(*by_worklist));
+  ASSERT_TRUE(worklist.ok()) << worklist.error;
+  RescanStats rescan = run_rescan(pass, main_function(*by_rescan));
+  ASSERT_TRUE(rescan.error.empty()) << rescan.error;
+
+  EXPECT_EQ(worklist.stats.rewrites, kTrees * kDepth);
+  EXPECT_EQ(rescan.pass.rewrites, kTrees * kDepth);
+  EXPECT_EQ(rescan.scans, kDepth + 1);  // one level per scan, and a last scan that finds nothing
+  EXPECT_GT(rescan.pass.nodes_visited, worklist.stats.nodes_visited);
+  EXPECT_EQ(verify(*by_rescan), "");
+  EXPECT_TRUE(structurally_equal(*by_worklist, *by_rescan))
+      << structurally_equal(*by_worklist, *by_rescan).difference;
+}
+
+TEST(Rescan, DriverAdaptersReportWhatTheStrategiesDid) {
+  const PassDef& pass = dpl_bench::bench_cascade_pass();
+  std::unique_ptr<Module> a = cascade(2, 4);
+  std::unique_ptr<Module> b = cascade(2, 4);
+  RunOutcome worklist = worklist_driver(pass)(main_function(*a));
+  RunOutcome rescan = rescan_driver(pass)(main_function(*b));
+  EXPECT_EQ(worklist.rewrites, 8u);
+  EXPECT_EQ(worklist.scans, 0u);
+  EXPECT_EQ(rescan.rewrites, 8u);
+  EXPECT_EQ(rescan.scans, 5u);
+  EXPECT_TRUE(worklist.error.empty());
+  EXPECT_TRUE(rescan.error.empty());
+}
+
+compiler::CompileResult compile_text(const SourceFile& source, DiagnosticEngine& diags) {
+  return compiler::compile(source, diags);
+}
+
+TEST(RuleText, SameRootRulesCompileAndOnlyTheLastFires) {
+  const std::string text = same_root_rules(16);
+  const SourceFile source("same_root_16.dpl", text);
+  DiagnosticEngine diags;
+  compiler::CompileResult result = compile_text(source, diags);
+  ASSERT_TRUE(result.ok) << diags.str();
+  EXPECT_EQ(diags.warning_count(), 0u) << diags.str();
+  ASSERT_EQ(result.ast->passes.size(), 1u);
+  EXPECT_EQ(result.ast->passes[0].rules.size(), 16u);
+
+  const PassDef& pass = dpl_bench::bench_rules_16_pass();
+  ASSERT_EQ(pass.rules.size(), 16u);
+  std::unique_ptr<Module> module = transformer(3);
+  PassResult run = run_pass(pass, main_function(*module));
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_EQ(run.stats.rewrites, 3u);
+  EXPECT_EQ(run.stats.fired.back(), 3u);
+  EXPECT_EQ(verify(*module), "");
+}
+
+TEST(RuleText, ThousandMixedRulesCompileWithoutDiagnostics) {
+  const std::string text = mixed_rules(1000);
+  const SourceFile source("mixed_1000.dpl", text);
+  DiagnosticEngine diags;
+  compiler::CompileResult result = compile_text(source, diags);
+  ASSERT_TRUE(result.ok) << diags.str();
+  EXPECT_TRUE(diags.diagnostics().empty()) << diags.str();
+  ASSERT_EQ(result.ast->passes.size(), 1u);
+  EXPECT_EQ(result.ast->passes[0].rules.size(), 1000u);
+  ASSERT_TRUE(result.cpp.has_value());
+  EXPECT_NE(result.cpp->source.find("rule r999 (mixed_1000.dpl:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dpl::bench
