@@ -32,8 +32,8 @@ void compile_rules(benchmark::State& state, size_t rules, bool generate) {
   if (generate) state.counters["cpp_bytes"] = static_cast<double>(emitted_bytes);
 }
 
-void register_all(bool smoke) {
-  const size_t rules = smoke ? 100 : 1000;
+void register_all(const BenchOptions& options) {
+  const size_t rules = options.smoke ? 100 : 1000;
   benchmark::RegisterBenchmark(fmt::format("dplc/check/{}", rules).c_str(),
                                [rules](benchmark::State& state) { compile_rules(state, rules, false); })
       ->Unit(benchmark::kMillisecond);

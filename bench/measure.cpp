@@ -103,12 +103,14 @@ void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn&
   set_ns_per(state, "node", seconds, static_cast<double>(nodes));
 }
 
-int benchmark_main(int argc, char** argv, const std::function<void(bool smoke)>& register_benchmarks) {
-  bool smoke = false;
+int benchmark_main(int argc, char** argv, const std::function<void(const BenchOptions&)>& register_benchmarks) {
+  BenchOptions options;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && std::strcmp(argv[i], "--smoke") == 0) {
-      smoke = true;
+      options.smoke = true;
+    } else if (i > 0 && std::strcmp(argv[i], "--slow") == 0) {
+      options.slow = true;
     } else {
       args.push_back(argv[i]);
     }
@@ -117,7 +119,7 @@ int benchmark_main(int argc, char** argv, const std::function<void(bool smoke)>&
   args.push_back(nullptr);
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-  register_benchmarks(smoke);
+  register_benchmarks(options);
   FailureTrackingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();

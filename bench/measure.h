@@ -52,8 +52,13 @@ double thread_seconds();
 // Sets `ns_per_<what>` to the benchmark's accumulated time divided by `items_per_iteration` per iteration.
 void set_ns_per(benchmark::State& state, const char* what, double seconds, double items_per_iteration);
 
-// The main() of every bench binary. `--smoke` (removed before Google Benchmark sees the arguments) asks for the
-// smallest sizes only. Returns 1 when a benchmark failed (SkipWithError) or an argument is unknown.
-int benchmark_main(int argc, char** argv, const std::function<void(bool smoke)>& register_benchmarks);
+// What the bench binaries' own switches ask for (removed before Google Benchmark sees the arguments).
+struct BenchOptions {
+  bool smoke = false;  // --smoke: the smallest size of every workload only (the CTest smoke tests)
+  bool slow = false;   // --slow: also the runs that take minutes (the re-scan baseline on a 10^5-deep cascade)
+};
+
+// The main() of every bench binary. Returns 1 when a benchmark failed (SkipWithError) or an argument is unknown.
+int benchmark_main(int argc, char** argv, const std::function<void(const BenchOptions&)>& register_benchmarks);
 
 }  // namespace dpl::bench

@@ -38,8 +38,8 @@ std::shared_ptr<const SourceFile> load_model(const std::filesystem::path& path, 
   return source;
 }
 
-void register_all(bool smoke) {
-  const std::vector<std::filesystem::path> models = model_files(smoke);
+void register_all(const BenchOptions& options) {
+  const std::vector<std::filesystem::path> models = model_files(options.smoke);
   if (models.empty()) {
     benchmark::RegisterBenchmark("model/none", [](benchmark::State& state) {
       state.SkipWithError("no .relax models in " DPL_MODELS_DIR);

@@ -58,8 +58,8 @@ void floor_loop(benchmark::State& state, size_t layers) {
   set_ns_per(state, "node", seconds, static_cast<double>(nodes * sweeps));
 }
 
-void register_all(bool smoke) {
-  const std::vector<size_t> sizes = smoke ? std::vector<size_t>{1000}
+void register_all(const BenchOptions& options) {
+  const std::vector<size_t> sizes = options.smoke ? std::vector<size_t>{1000}
                                           : std::vector<size_t>{1000, 10'000, 100'000, 1'000'000};
 
   // 1. The chain of issue 5, the workload TVM and MLIR were measured with.
@@ -82,7 +82,7 @@ void register_all(bool smoke) {
   }
 
   // 3. 1, 16, 64, 256 rules rooted at `multiply` on one graph: all but one fail at their last check.
-  const size_t rules_layers = transformer_layers_for_nodes(smoke ? 1000 : 100'000);
+  const size_t rules_layers = transformer_layers_for_nodes(options.smoke ? 1000 : 100'000);
   const std::vector<std::pair<size_t, const PassDef*>> rule_sets = {
       {1, &dpl_bench::bench_rules_1_pass()},
       {16, &dpl_bench::bench_rules_16_pass()},
@@ -99,13 +99,13 @@ void register_all(bool smoke) {
   struct CascadeCase {
     size_t nodes;
     size_t depth;  // 0: one tree as deep as the graph allows
-    bool rescan;   // the re-scan is quadratic in the depth: skipped where one run would take minutes
+    bool rescan;   // the re-scan is quadratic in the depth: where one run takes minutes, only with --slow
   };
   const std::vector<CascadeCase> cascades =
-      smoke ? std::vector<CascadeCase>{{1000, 10, true}, {1000, 0, true}}
+      options.smoke ? std::vector<CascadeCase>{{1000, 10, true}, {1000, 0, true}}
             : std::vector<CascadeCase>{{100'000, 10, true},   {100'000, 100, true}, {100'000, 1000, true},
                                        {1000, 0, true},       {10'000, 0, true},    {30'000, 0, true},
-                                       {100'000, 0, false}};
+                                       {100'000, 0, options.slow}};
   for (const CascadeCase& c : cascades) {
     const size_t depth = c.depth != 0 ? c.depth : (c.nodes - 4) / 2;
     const size_t trees = std::max<size_t>(1, c.nodes / cascade_tree_nodes(depth));

@@ -73,8 +73,8 @@ void print_text(benchmark::State& state, size_t bindings) {
   measure_text(state, model, [&] { return std::make_unique<std::string>(print_module(*model.module)); });
 }
 
-void register_all(bool smoke) {
-  const std::vector<size_t> sizes = smoke ? std::vector<size_t>{1000} : std::vector<size_t>{10'000, 100'000, 1'000'000};
+void register_all(const BenchOptions& options) {
+  const std::vector<size_t> sizes = options.smoke ? std::vector<size_t>{1000} : std::vector<size_t>{10'000, 100'000, 1'000'000};
   for (size_t n : sizes) {
     benchmark::RegisterBenchmark(fmt::format("text/read/{}", n).c_str(),
                                  [n](benchmark::State& state) { read_text(state, n); })

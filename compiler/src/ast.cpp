@@ -409,6 +409,10 @@ std::string to_string(const Expr& expr) {
 std::string dump_ast(const AstFile& file) {
   std::ostringstream out;
   out << "file " << file.basename << "\n";
+  for (const Import& import : file.imports) out << "  import \"" << import.path << "\"\n";
+  for (const PatternMacro& macro : file.macros) {
+    out << "  pattern " << macro.name << "(" << join(macro.params, ", ") << ") = " << to_string(*macro.body) << "\n";
+  }
   for (const Pass& pass : file.passes) {
     out << "  pass " << pass.name;
     if (pass.implicit) out << " (implicit)";

@@ -3,6 +3,7 @@
 #include "dpl/compiler/parse.h"
 
 #include <charconv>
+#include <exception>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -1032,7 +1033,13 @@ std::unique_ptr<AstFile> parse(const SourceFile& source, DiagnosticEngine& diags
   DiagnosticListener listener(source, diags, *strategy);
   parser.removeErrorListeners();
   parser.addErrorListener(&listener);
-  DplParser::FileContext* tree = parser.file();
+  DplParser::FileContext* tree = nullptr;
+  try {
+    tree = parser.file();
+  } catch (const std::exception& e) {  // ANTLR reports through exceptions in a few internal situations
+    diags.error(SourceLoc{&source, 1, 1, 1}, std::string("the parser stopped: ") + e.what());
+    return nullptr;
+  }
   if (diags.error_count() > errors_before) return nullptr;
   return AstBuilder(source, diags, tokens).build(tree);
 }

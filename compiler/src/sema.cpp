@@ -122,10 +122,28 @@ class Checker {
         }
         check_rule(rule);
       }
+      warn_shadowed(pass);
     }
   }
 
  private:
+  // A rule with the same pattern as an earlier unguarded rule of its pass fires only when that rule's
+  // replacement is declined at run time: almost always a mistake.
+  void warn_shadowed(const Pass& pass) {
+    for (size_t later = 1; later < pass.rules.size(); ++later) {
+      for (size_t earlier = 0; earlier < later; ++earlier) {
+        const Rule& first = pass.rules[earlier];
+        const Rule& second = pass.rules[later];
+        if (first.guard != nullptr || !same_pattern(*first.lhs, *second.lhs)) continue;
+        Diagnostic& diag = diags_.warning(
+            second.name_loc, "rule '" + second.name + "' has the same pattern as rule '" + first.name +
+                                 "', which has no guard: it fires only when that rule's replacement is declined");
+        DiagnosticEngine::add_note(diag, first.name_loc, "'" + first.name + "' is here");
+        break;
+      }
+    }
+  }
+
   // --- rules and patterns ---
 
   void check_rule(Rule& rule) {

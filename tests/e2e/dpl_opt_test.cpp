@@ -102,6 +102,25 @@ TEST_F(DplOpt, RewritesToTheSeedsResultAndWritesTheOutputFile) {
   EXPECT_EQ(result.out, "equal\n");
 }
 
+TEST_F(DplOpt, WritingThroughASymlinkReplacesTheFileItNamesAndKeepsItsMode) {
+  const fs::path target = path("target.relax");
+  write_text(target, "old\n");
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(target, path("link.relax"));
+  const Outcome result =
+      run({"-p", "seed000_add_self", kExampleDir + "add_self.input.relax", "-o", path("link.relax")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(fs::is_symlink(path("link.relax")));
+  EXPECT_THAT(read_text(target), HasSubstr("R.multiply"));
+  EXPECT_EQ(fs::status(target).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(DplOpt, AnOutputInAMissingDirectoryIsAnError) {
+  const Outcome result = run({kExampleDir + "add_self.input.relax", "-o", path("no/such/dir/out.relax")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("out.relax"));
+}
+
 TEST_F(DplOpt, PrintsToStdoutWithoutDashO) {
   const Outcome result = run({"-p", "seed000_quadruple", kExampleDir + "quadruple.input.relax"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -145,7 +164,8 @@ TEST_F(DplOpt, VerifyEachAcceptsTheBundledPasses) {
 
 TEST_F(DplOpt, UnknownPassIsAnInputErrorListingTheKnownOnes) {
   const std::string output = path("out.relax");
-  const Outcome result = run({"-p", "seed000_add_self,no_such_pass", kExampleDir + "add_self.input.relax", "-o", output});
+  const Outcome result =
+      run({"-p", "seed000_add_self,no_such_pass", kExampleDir + "add_self.input.relax", "-o", output});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr("unknown pass 'no_such_pass'"));
   EXPECT_THAT(result.err, HasSubstr("seed000_add_self"));

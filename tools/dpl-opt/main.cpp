@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -95,26 +96,54 @@ int compare_files(const std::vector<std::string>& paths) {
   return kInputError;
 }
 
+bool write_all(int fd, const std::string& text) {
+  for (size_t written = 0; written < text.size();) {
+    const ssize_t n = write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 // Writes `text` to a temporary file beside `path` and renames it over `path`: readers never see half a file and
-// a failure leaves `path` untouched.
-bool write_atomically(const std::string& path, const std::string& text, std::string& error) {
-  std::string temp = path + ".tmp.XXXXXX";
+// a failure leaves `path` untouched. A symbolic link is followed (the file it names is replaced, the link stays)
+// and an existing file keeps its permissions. Anything but a regular file (/dev/null, a pipe) is written in place.
+bool write_output(const std::string& path, const std::string& text, std::string& error) {
+  struct stat existing {};
+  const bool exists = stat(path.c_str(), &existing) == 0;
+  if (exists && !S_ISREG(existing.st_mode)) {
+    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+    const bool ok = fd >= 0 && write_all(fd, text);
+    if (!ok) error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
+    if (fd >= 0 && close(fd) != 0 && ok) {
+      error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
+      return false;
+    }
+    return ok;
+  }
+
+  std::string target = path;
+  if (exists) {
+    std::error_code failed;
+    std::filesystem::path resolved = std::filesystem::canonical(path, failed);
+    if (!failed) target = resolved.string();
+  }
+  std::string temp = target + ".tmp.XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) {
     error = fmt::format("cannot create a temporary file for {}: {}", path, std::strerror(errno));
     return false;
   }
-  const mode_t mask = umask(0);
-  umask(mask);
-  bool ok = fchmod(fd, 0666 & ~mask) == 0;
-  for (size_t written = 0; ok && written < text.size();) {
-    const ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) written += static_cast<size_t>(n);
+  mode_t mode = existing.st_mode & 07777;
+  if (!exists) {
+    const mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
   }
+  bool ok = fchmod(fd, mode) == 0 && write_all(fd, text);
   ok = (close(fd) == 0) && ok;
-  ok = ok && std::rename(temp.c_str(), path.c_str()) == 0;
+  ok = ok && std::rename(temp.c_str(), target.c_str()) == 0;
   if (!ok) {
     error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
     std::remove(temp.c_str());
@@ -153,7 +182,7 @@ int rewrite_file(const RewriteOptions& options) {
     return kOk;
   }
   std::string error;
-  if (!write_atomically(options.output, text, error)) {
+  if (!write_output(options.output, text, error)) {
     print_error(error);
     return kInputError;
   }

@@ -1,0 +1,337 @@
+#!/usr/bin/python3
+"""Turns the JSON of one scripts/bench.sh run into the results table, the issue-5 target check and the plot.
+
+Usage: report.py RESULTS_DIR [--build BUILD_DIR] [--markdown FILE] [--plot FILE.png]
+
+RESULTS_DIR holds one Google Benchmark JSON file per bench binary (bench_*.json) and compile.json (the dplc process
+and C++ compile times scripts/bench.sh measured). The table goes to stdout; --markdown also writes it, with the
+machine and the targets, as Markdown (what docs/performance.md quotes); --plot draws ns per visited node against
+graph size with matplotlib, or gnuplot when matplotlib is missing.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+TIME_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def load_runs(results_dir):
+    """Every benchmark run of every bench_*.json, keyed by name (without the /manual_time suffix)."""
+    runs = {}
+    context = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "bench_*.json"))):
+        with open(path) as f:
+            data = json.load(f)
+        context = context or data.get("context", {})
+        for run in data.get("benchmarks", []):
+            if run.get("run_type", "iteration") != "iteration":
+                continue
+            name = re.sub(r"/manual_time$", "", run["name"])
+            # Manually timed benchmarks report thread CPU time as their real time; the others' CPU time is
+            # the comparable figure on a shared machine.
+            manual = run["name"].endswith("/manual_time")
+            seconds = (run["real_time"] if manual else run["cpu_time"]) * TIME_UNIT_SECONDS[run["time_unit"]]
+            run["seconds"] = seconds
+            run["error"] = run.get("error_message") if run.get("error_occurred") else None
+            runs[name] = run
+    return runs, context
+
+
+def load_compile(results_dir):
+    path = os.path.join(results_dir, "compile.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return ""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def fmt_num(value, digits=1):
+    if value is None:
+        return ""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def fmt_ratio(value):
+    return "" if value is None else f"{value:.2f}x" if value < 10 else f"{value:,.0f}x"
+
+
+def size_of(name):
+    last = name.rsplit("/", 1)[-1]
+    return int(last) if last.isdigit() else None
+
+
+class Table:
+    """Rows of (workload, size, time, ns/visited, ns/node, ratio, note)."""
+
+    HEADER = ("workload", "size", "time", "ns/visited", "ns/node", "ratio", "note")
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, workload, size, seconds=None, ns_visited=None, ns_node=None, ratio=None, note=""):
+        self.rows.append((workload, "" if size is None else f"{size:,}", fmt_time(seconds), fmt_num(ns_visited),
+                          fmt_num(ns_node), fmt_ratio(ratio), note))
+
+    def text(self):
+        widths = [max(len(str(row[i])) for row in [self.HEADER] + self.rows) for i in range(len(self.HEADER))]
+        lines = []
+        for k, row in enumerate([self.HEADER] + self.rows):
+            cells = [str(c).ljust(w) if i in (0, 6) else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+            lines.append("  ".join(cells).rstrip())
+            if k == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def markdown(self):
+        lines = ["| " + " | ".join(self.HEADER) + " |", "|" + "|".join(["---", "--:", "--:", "--:", "--:", "--:", "---"]) + "|"]
+        for row in self.rows:
+            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+        return "\n".join(lines)
+
+
+def counter(run, key):
+    return run.get(key) if run is not None else None
+
+
+def build_table(runs, compile_info):
+    table = Table()
+    errors = [f"{name}: {run['error']}" for name, run in runs.items() if run["error"]]
+
+    def series(prefix):
+        items = [(size_of(n), n, r) for n, r in runs.items() if n.startswith(prefix) and size_of(n) is not None]
+        return [(s, n, r) for s, n, r in sorted(items) if not r["error"]]
+
+    # 1. chain and 2. transformer: ratio = ns per visited node relative to the smallest size (flatness).
+    for workload, note in (("chain", "add(x, x) => multiply(x, 2); ratio: ns/visited vs. 10^3"),
+                           ("transformer", "8 simplification rules; ratio: ns/visited vs. 10^3")):
+        points = series(workload + "/")
+        base = counter(points[0][2], "ns_per_visited") if points else None
+        for size, name, run in points:
+            table.add(workload, size, run["seconds"], run.get("ns_per_visited"), run.get("ns_per_node"),
+                      run.get("ns_per_visited") / base if base else None,
+                      f"{int(run['rewrites']):,} rewrites; " + note if size == points[0][0] else
+                      f"{int(run['rewrites']):,} rewrites")
+    # 5. the floor: ratio = the transformer pass's time over the floor's on the same graph.
+    for size, name, run in series("floor/"):
+        pass_run = runs.get(f"transformer/{size}")
+        ratio = pass_run["seconds"] / run["seconds"] if pass_run and not pass_run["error"] else None
+        table.add("floor (read each op id)", size, run["seconds"], None, run.get("ns_per_node"), ratio,
+                  "ratio: transformer pass / floor")
+    # 3. rules on one root op: ratio = time over the 1-rule pass's.
+    points = series("rules/")
+    base = points[0][2]["seconds"] if points else None
+    for count, name, run in points:
+        table.add(f"{count} rules, same root op", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
+                  run.get("ns_per_node"), run["seconds"] / base if base else None,
+                  "ratio: time vs. 1 rule" if count == points[0][0] else "")
+    # 4. cascade: the worklist and the re-scan baseline; ratio = re-scan time / worklist time.
+    for name in sorted((n for n in runs if n.startswith("cascade/worklist/")), key=lambda n: (n.split("/")[2], size_of(n))):
+        run = runs[name]
+        if run["error"]:
+            continue
+        depth = name.split("/")[2].replace("depth_", "depth ")
+        size = size_of(name)
+        table.add(f"cascade {depth}: worklist", size, run["seconds"], run.get("ns_per_visited"),
+                  run.get("ns_per_node"), None, f"{int(run['rewrites']):,} rewrites")
+        rescan = runs.get(name.replace("/worklist/", "/rescan/"))
+        if rescan and not rescan["error"]:
+            table.add(f"cascade {depth}: re-scan", size, rescan["seconds"], rescan.get("ns_per_visited"),
+                      rescan.get("ns_per_node"), rescan["seconds"] / run["seconds"],
+                      f"{int(rescan['scans']):,} scans; ratio: re-scan / worklist")
+    # 8. real models.
+    for name, run in sorted(runs.items()):
+        if name.startswith("model/") and not run["error"]:
+            _, model, pass_name = name.split("/")
+            table.add(f"{model}: {pass_name}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
+                      run.get("ns_per_node"), None, f"{int(run['rewrites'])} rewrites")
+    # 6. dplc.
+    for name, run in sorted(runs.items()):
+        if name.startswith("dplc/") and not run["error"]:
+            what = {"check": "dplc check", "check_emit": "dplc check + emit C++"}.get(name.split("/")[1], name)
+            table.add(what, size_of(name), run["seconds"], None, None, None,
+                      f"{run['seconds'] * 1e6 / size_of(name):.0f} us per rule (in-process)")
+    if compile_info:
+        table.add("dplc process (1,000 rules)", 1000, compile_info.get("dplc_seconds"), None, None, None,
+                  f"{compile_info.get('cpp_lines', 0):,} lines of C++")
+        table.add("C++ compile of that output", 1000, compile_info.get("cxx_seconds"), None, None, None,
+                  compile_info.get("cxx", ""))
+    # 7. text.
+    for what in ("read", "print"):
+        for size, name, run in series(f"text/{what}/"):
+            mb_per_s = run.get("bytes_per_second", 0) / 1e6
+            table.add(f"text {what}", int(run["bindings"]), run["seconds"], None, run.get("ns_per_binding"), None,
+                      f"ns/node = per binding; {mb_per_s:.0f} MB/s")
+    return table, errors
+
+
+def target_lines(runs, compile_info):
+    """The targets of issue 5 / design brief §5, each with the measured value and whether it is met."""
+    lines = []
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    big = runs.get("transformer/1000000")
+    if big and not big["error"]:
+        v = big["ns_per_visited"]
+        lines.append(f"- <= 100 ns per visited node, 10^6-node transformer: {v:.0f} ns -> {verdict(v <= 100)}")
+    flat = [runs[n]["ns_per_visited"] for n in runs if re.fullmatch(r"transformer/\d+", n) and not runs[n]["error"]]
+    if len(flat) >= 2:
+        spread = max(flat) / min(flat)
+        lines.append(f"- per-node cost flat 10^3..10^6 (within 1.5x): {spread:.2f}x -> {verdict(spread <= 1.5)}")
+    one, many = runs.get("rules/1"), runs.get("rules/256")
+    if one and many and not one["error"] and not many["error"]:
+        r = many["seconds"] / one["seconds"]
+        lines.append(f"- 1 -> 256 rules on one root op <= 1.5x: {r:.2f}x -> {verdict(r <= 1.5)}")
+    for name in sorted(n for n in runs if n.startswith("cascade/rescan/") and n.endswith("/100000")):
+        worklist = runs.get(name.replace("/rescan/", "/worklist/"))
+        if worklist and not worklist["error"] and not runs[name]["error"]:
+            r = runs[name]["seconds"] / worklist["seconds"]
+            depth = name.split("/")[2].replace("depth_", "depth ")
+            lines.append(f"- >= 100x faster than re-scan at 10^5 nodes ({depth}): {r:,.0f}x -> {verdict(r >= 100)}")
+    emit = runs.get("dplc/check_emit/1000")
+    if emit and not emit["error"]:
+        lines.append(f"- dplc checks and emits 1,000 rules in <= 1 s: {fmt_time(emit['seconds'])} in-process"
+                     + (f", {fmt_time(compile_info['dplc_seconds'])} as a process" if compile_info else "")
+                     + f" -> {verdict(emit['seconds'] <= 1.0)}")
+    lines.append("- >= 5x faster than interpreting the same rules: not measured (no interpreted mode yet)")
+    return lines
+
+
+def machine_lines(context, build_dir):
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    compiler = "unknown compiler"
+    flags = ""
+    cache = os.path.join(build_dir, "CMakeCache.txt") if build_dir else None
+    if cache and os.path.exists(cache):
+        values = {}
+        with open(cache) as f:
+            for line in f:
+                m = re.match(r"(CMAKE_CXX_COMPILER|CMAKE_CXX_FLAGS_RELEASE|CMAKE_BUILD_TYPE):\w+=(.*)", line)
+                if m:
+                    values[m.group(1)] = m.group(2).strip()
+        if "CMAKE_CXX_COMPILER" in values:
+            try:
+                out = subprocess.run([values["CMAKE_CXX_COMPILER"], "--version"], capture_output=True, text=True)
+                compiler = out.stdout.splitlines()[0]
+            except (OSError, IndexError):
+                compiler = values["CMAKE_CXX_COMPILER"]
+        flags = f"{values.get('CMAKE_BUILD_TYPE', '')} ({values.get('CMAKE_CXX_FLAGS_RELEASE', '')})"
+    return [f"- CPU: {cpu}, {context.get('num_cpus', os.cpu_count())} cores at {context.get('mhz_per_cpu', '?')} MHz; "
+            f"load average at the start: {', '.join(f'{x:.2f}' for x in context.get('load_avg', []))}",
+            f"- compiler: {compiler}, {flags}",
+            f"- run: {context.get('date', '')}, Google Benchmark {context.get('library_version', '')}"]
+
+
+def plot(runs, path):
+    series = {}
+    for workload, label in (("chain", "add chain (x+x => 2x)"), ("transformer", "transformer, 8 rules"),
+                            ("cascade/worklist/depth_all", "distribute cascade (worklist)"),
+                            ("floor", "floor: read each op id")):
+        key = "ns_per_node" if workload == "floor" else "ns_per_visited"
+        points = sorted((size_of(n), r[key]) for n, r in runs.items()
+                        if n.startswith(workload + "/") and size_of(n) and not r["error"] and key in r)
+        if points:
+            series[label] = points
+    if not series:
+        print("report: nothing to plot", file=sys.stderr)
+        return False
+    title = "dpl compiled passes: ns per visited node vs. graph size"
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        plt = None
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+        for label, points in series.items():
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("nodes in the graph")
+        ax.set_ylabel("ns per visited node (floor: per node)")
+        ax.axhline(100, color="grey", linestyle="--", linewidth=1, label="target: 100 ns")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path)
+        return True
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        print("report: neither matplotlib nor gnuplot is installed; no plot", file=sys.stderr)
+        return False
+    script = [f"set terminal pngcairo size 840,540", f"set output '{path}'", f"set title '{title}'",
+              "set logscale xy", "set xlabel 'nodes in the graph'", "set ylabel 'ns per visited node (floor: per node)'",
+              "set grid", "set key top left"]
+    plots = [f"'-' with linespoints title '{label}'" for label in series]
+    script.append("plot " + ", ".join(plots) + ", 100 with lines dashtype 2 title 'target: 100 ns'")
+    for points in series.values():
+        script.extend(f"{x} {y}" for x, y in points)
+        script.append("e")
+    subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True, check=True)
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results")
+    parser.add_argument("--build")
+    parser.add_argument("--markdown")
+    parser.add_argument("--plot")
+    args = parser.parse_args()
+
+    runs, context = load_runs(args.results)
+    if not runs:
+        print(f"report: no bench_*.json in {args.results}", file=sys.stderr)
+        return 1
+    compile_info = load_compile(args.results)
+    table, errors = build_table(runs, compile_info)
+    targets = target_lines(runs, compile_info)
+    machine = machine_lines(context, args.build)
+
+    print(table.text())
+    print("\nTargets (issue 5):")
+    print("\n".join(targets))
+    print("\nMachine:")
+    print("\n".join(machine))
+    for error in errors:
+        print(f"FAILED: {error}", file=sys.stderr)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("### Results\n\n" + table.markdown() + "\n\n### Targets\n\n" + "\n".join(targets) +
+                    "\n\n### Machine\n\n" + "\n".join(machine) + "\n")
+    if args.plot and plot(runs, args.plot):
+        print(f"\nplot: {args.plot}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
