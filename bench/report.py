@@ -32,7 +32,7 @@ def load_runs(results_dir):
         for run in data.get("benchmarks", []):
             if run.get("run_type", "iteration") != "iteration":
                 continue
-            name = re.sub(r"/manual_time$", "", run["name"])
+            name = re.sub(r"/iterations:\d+", "", re.sub(r"/manual_time$", "", run["name"]))
             # Manually timed benchmarks report thread CPU time as their real time; the others' CPU time is
             # the comparable figure on a shared machine.
             manual = run["name"].endswith("/manual_time")
@@ -132,8 +132,9 @@ def build_table(runs, compile_info):
     # 5. the floor: ratio = the transformer pass's time over the floor's on the same graph.
     for size, name, run in series("floor/"):
         pass_run = runs.get(f"transformer/{size}")
-        ratio = pass_run["seconds"] / run["seconds"] if pass_run and not pass_run["error"] else None
-        table.add("floor (read each op id)", size, run["seconds"], None, run.get("ns_per_node"), ratio,
+        sweep_seconds = run["ns_per_node"] * run["nodes"] * 1e-9  # an iteration is several sweeps
+        ratio = pass_run["seconds"] / sweep_seconds if pass_run and not pass_run["error"] else None
+        table.add("floor (read each op id)", size, sweep_seconds, None, run.get("ns_per_node"), ratio,
                   "ratio: transformer pass / floor")
     # 3. rules on one root op: ratio = time over the 1-rule pass's.
     points = series("rules/")
@@ -156,12 +157,22 @@ def build_table(runs, compile_info):
             table.add(f"cascade {depth}: re-scan", size, rescan["seconds"], rescan.get("ns_per_visited"),
                       rescan.get("ns_per_node"), rescan["seconds"] / run["seconds"],
                       f"{int(rescan['scans']):,} scans; ratio: re-scan / worklist")
-    # 8. real models.
+    # 8. real models: one row per pass that rewrote something, one row for all the passes that found nothing.
+    models = {}
     for name, run in sorted(runs.items()):
         if name.startswith("model/") and not run["error"]:
             _, model, pass_name = name.split("/")
-            table.add(f"{model}: {pass_name}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
-                      run.get("ns_per_node"), None, f"{int(run['rewrites'])} rewrites")
+            models.setdefault(model, []).append((pass_name, run))
+    for model, passes in models.items():
+        idle = [run for _, run in passes if run["rewrites"] == 0]
+        for pass_name, run in passes:
+            if run["rewrites"] != 0:
+                table.add(f"{model}: {pass_name}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
+                          run.get("ns_per_node"), None, f"{int(run['rewrites'])} rewrites")
+        if idle:
+            median = sorted(idle, key=lambda r: r["seconds"])[len(idle) // 2]
+            table.add(f"{model}: {len(idle)} passes that match nothing", int(median["nodes"]), median["seconds"],
+                      median.get("ns_per_visited"), median.get("ns_per_node"), None, "median of the passes: a sweep")
     # 6. dplc.
     for name, run in sorted(runs.items()):
         if name.startswith("dplc/") and not run["error"]:
@@ -246,7 +257,9 @@ def machine_lines(context, build_dir):
     return [f"- CPU: {cpu}, {context.get('num_cpus', os.cpu_count())} cores at {context.get('mhz_per_cpu', '?')} MHz; "
             f"load average at the start: {', '.join(f'{x:.2f}' for x in context.get('load_avg', []))}",
             f"- compiler: {compiler}, {flags}",
-            f"- run: {context.get('date', '')}, Google Benchmark {context.get('library_version', '')}"]
+            f"- run: {context.get('date', '')}; times are thread CPU time (the machine is shared); Debian's Google "
+            f"Benchmark (its library reports build type '{context.get('library_build_type', '?')}', which affects "
+            f"only the framework's own checks)"]
 
 
 def plot(runs, path):

@@ -55,17 +55,20 @@ for example_dir in "$root"/examples/*/; do
 done
 
 pipeline=$(IFS=,; echo "${all_passes[*]}")
-banner "Real models in $models_dir: every bundled pass ($pipeline)"
-printf '%-32s %10s %10s\n' model "bindings" "after"
+banner "Real models in $models_dir: every bundled pass, in one pipeline"
+printf '%-32s %9s %9s %9s  %s\n' model bindings after rewrites "passes that fired"
 for model in "$models_dir"/*.relax; do
   [[ -e "$model" ]] || continue
   before=$(count_bindings <"$model")
   if "$dpl_opt" -p "$pipeline" "$model" --stats -o "$build_dir/demo-model.relax" 2>"$build_dir/demo-stats.txt"; then
     after=$(count_bindings <"$build_dir/demo-model.relax")
-    printf '%-32s %10s %10s\n' "$(basename "$model")" "$before" "$after"
-    sed -nE 's/^pass ([^:]+): (.*)/    \1: \2/p' "$build_dir/demo-stats.txt"
+    # "pass NAME: N rewrites, ..." lines: the total, and the passes with N > 0.
+    rewrites=$(awk '/^pass /{n += $3} END{print n + 0}' "$build_dir/demo-stats.txt")
+    fired=$(awk '/^pass / && $3 > 0 {sub(":", "", $2); printf "%s%s (%d)", sep, $2, $3; sep=", "}' \
+              "$build_dir/demo-stats.txt")
+    printf '%-32s %9s %9s %9s  %s\n' "$(basename "$model")" "$before" "$after" "$rewrites" "${fired:-none}"
   else
-    printf '%-32s %10s %10s\n' "$(basename "$model")" "$before" "failed"
+    printf '%-32s %9s %9s\n' "$(basename "$model")" "$before" "failed:"
     sed 's/^/    /' "$build_dir/demo-stats.txt"
   fi
 done

@@ -2,11 +2,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "dpl/compiler/compile.h"
@@ -45,6 +46,21 @@ bool write_atomically(const fs::path& path, const std::string& text, std::string
   return true;
 }
 
+// `name` or `outer::inner`: C++ identifiers joined by `::`.
+bool is_namespace_name(std::string_view name) {
+  size_t start = 0;
+  while (true) {
+    size_t end = name.find("::", start);
+    std::string_view part = name.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0]))) return false;
+    for (char c : part) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    }
+    if (end == std::string_view::npos) return true;
+    start = end + 2;
+  }
+}
+
 // Makefile syntax: spaces (and `#`, `$`) in paths are escaped.
 std::string make_escape(const std::string& path) {
   std::string out;
@@ -78,7 +94,7 @@ int main(int argc, char** argv) {
       throw CLI::RequiredError("-o DIR (or --check, or --emit)");
     }
     if (!depfile.empty() && output_dir.empty()) throw CLI::ValidationError("--depfile needs -o DIR");
-    if (!std::regex_match(namespace_name, std::regex("[A-Za-z_][A-Za-z_0-9]*(::[A-Za-z_][A-Za-z_0-9]*)*"))) {
+    if (!is_namespace_name(namespace_name)) {
       throw CLI::ValidationError("--namespace: '" + namespace_name + "' is not a C++ namespace name");
     }
   } catch (const CLI::CallForHelp&) {

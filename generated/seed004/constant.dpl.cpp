@@ -47,7 +47,7 @@ const dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed004_constant_conv_bias_to_add_pass() {
-  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, w: const), b) => add(conv2d, expand_dims(b)) (seed 004, constant)", "constant.dpl", seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add};
+  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)", "constant.dpl", seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add};
   return pass;
 }
 

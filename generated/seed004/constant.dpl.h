@@ -5,7 +5,7 @@
 
 namespace dpl_passes {
 
-// pass seed004_constant_conv_bias_to_add: bias_add(conv2d(x, w: const), b) => add(conv2d, expand_dims(b)) (seed 004, constant)
+// pass seed004_constant_conv_bias_to_add: bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)
 const dpl::PassDef& seed004_constant_conv_bias_to_add_pass();
 
 }  // namespace dpl_passes

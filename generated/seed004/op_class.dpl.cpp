@@ -159,7 +159,7 @@ const dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed004_binary_op_of_transposes_pass() {
-  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(transpose(x), transpose(y)) => transpose(op(x, y)) for broadcast ops (seed 004, op class)", "op_class.dpl", seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes};
+  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)", "op_class.dpl", seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes};
   return pass;
 }
 

@@ -5,7 +5,7 @@
 
 namespace dpl_passes {
 
-// pass seed004_binary_op_of_transposes: op(transpose(x), transpose(y)) => transpose(op(x, y)) for broadcast ops (seed 004, op class)
+// pass seed004_binary_op_of_transposes: op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)
 const dpl::PassDef& seed004_binary_op_of_transposes_pass();
 
 }  // namespace dpl_passes

@@ -66,7 +66,7 @@ const dpl::RuleInfo seed004_conv_block_global_pool_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed004_conv_block_global_pool_pass() {
-  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean over H, W of conv2d + bias_add (+ relu) => adaptive_avg_pool2d (seed 004, optional op)", "optional.dpl", seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool};
+  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)", "optional.dpl", seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool};
   return pass;
 }
 

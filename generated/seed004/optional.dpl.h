@@ -5,7 +5,7 @@
 
 namespace dpl_passes {
 
-// pass seed004_conv_block_global_pool: mean over H, W of conv2d + bias_add (+ relu) => adaptive_avg_pool2d (seed 004, optional op)
+// pass seed004_conv_block_global_pool: mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)
 const dpl::PassDef& seed004_conv_block_global_pool_pass();
 
 }  // namespace dpl_passes

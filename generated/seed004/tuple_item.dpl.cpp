@@ -21,8 +21,8 @@ dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
   return dpl::DType::Float32;
 }
 
-// rule decompose_batch_norm_relu (tuple_item.dpl:8)
-// nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(1e-05)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
+// rule decompose_batch_norm_relu (tuple_item.dpl:9)
+// nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(9.999999747378752e-06)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
 bool rule_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* item1 = root->operand(0);
   if (item1->kind() != dpl::NodeKind::TupleItem) return false;
@@ -45,7 +45,7 @@ bool rule_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (expand_dims1 == nullptr) return false;
   dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {x, expand_dims1});
   if (subtract1 == nullptr) return false;
-  dpl::Node* add1 = rewriter.call(dpl::op::add, {var, rewriter.scalar(1e-05, constant_dtype({var, root}))});
+  dpl::Node* add1 = rewriter.call(dpl::op::add, {var, rewriter.scalar(9.999999747378752e-06, constant_dtype({var, root}))});
   if (add1 == nullptr) return false;
   dpl::Node* rsqrt1 = rewriter.call(dpl::op::rsqrt, {add1});
   if (rsqrt1 == nullptr) return false;
@@ -70,7 +70,7 @@ int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // rule decompose_batch_norm_relu (tuple_item.dpl:8)
+      // rule decompose_batch_norm_relu (tuple_item.dpl:9)
       if (rule_decompose_batch_norm_relu(rewriter, root)) return 0;
       return -1;
     default:
@@ -79,7 +79,7 @@ int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* 
 }
 
 const dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
-  {"decompose_batch_norm_relu", "tuple_item.dpl:8"},
+  {"decompose_batch_norm_relu", "tuple_item.dpl:9"},
 };
 
 }  // namespace

@@ -14,7 +14,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <regex>
+#include <cctype>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,27 +49,61 @@ std::string severity_name(Severity severity) {
   return "?";
 }
 
+// Reads an unsigned number at `pos` (advancing it); nullopt when there is no digit.
+std::optional<uint32_t> read_number(const std::string& text, size_t& pos) {
+  size_t start = pos;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos == start) return std::nullopt;
+  return static_cast<uint32_t>(std::stoul(text.substr(start, pos - start)));
+}
+
+// One `expect-SEVERITY[@[+|-]LINE][:COL]: MESSAGE` in a line, if there is one.
+std::optional<Expected> parse_expectation(const std::string& text, uint32_t line) {
+  size_t pos = text.find("expect-");
+  if (pos == std::string::npos) return std::nullopt;
+  pos += 7;
+  Expected expected;
+  expected.line = line;
+  expected.written_on = line;
+  bool known = false;
+  for (auto [word, severity] : {std::pair{"error", Severity::Error}, std::pair{"warning", Severity::Warning},
+                                std::pair{"note", Severity::Note}}) {
+    if (text.compare(pos, std::strlen(word), word) == 0) {
+      expected.severity = severity;
+      pos += std::strlen(word);
+      known = true;
+      break;
+    }
+  }
+  if (!known) return std::nullopt;
+  if (pos < text.size() && text[pos] == '@') {
+    ++pos;
+    char sign = pos < text.size() ? text[pos] : ' ';
+    if (sign == '+' || sign == '-') ++pos;
+    if (std::optional<uint32_t> amount = read_number(text, pos)) {
+      expected.line = sign == '+' ? line + *amount : sign == '-' ? line - *amount : *amount;
+    }
+    if (pos < text.size() && text[pos] == ':' && pos + 1 < text.size() &&
+        std::isdigit(static_cast<unsigned char>(text[pos + 1]))) {
+      ++pos;
+      expected.col = read_number(text, pos);
+    }
+  }
+  if (text.compare(pos, 2, ": ") != 0) return std::nullopt;
+  expected.message = text.substr(pos + 2);
+  while (!expected.message.empty() && std::isspace(static_cast<unsigned char>(expected.message.back()))) {
+    expected.message.pop_back();
+  }
+  return expected;
+}
+
 std::vector<Expected> parse_expectations(const dpl::SourceFile& source) {
-  static const std::regex pattern(R"(expect-(error|warning|note)(@([+-]?)(\d*)(:(\d+))?)?: (.*?)\s*$)");
   std::vector<Expected> out;
   for (uint32_t line = 1; line <= source.line_count(); ++line) {
-    std::string text(source.line(line));
-    std::smatch match;
-    if (!std::regex_search(text, match, pattern)) continue;
-    Expected expected;
-    expected.file = source.path();
-    expected.severity = match[1] == "error"     ? Severity::Error
-                        : match[1] == "warning" ? Severity::Warning
-                                                : Severity::Note;
-    expected.line = line;
-    if (match[4].length() > 0) {
-      uint32_t amount = static_cast<uint32_t>(std::stoul(match[4]));
-      expected.line = match[3] == "+" ? line + amount : match[3] == "-" ? line - amount : amount;
-    }
-    if (match[6].length() > 0) expected.col = static_cast<uint32_t>(std::stoul(match[6]));
-    expected.message = match[7];
-    expected.written_on = line;
-    out.push_back(std::move(expected));
+    std::optional<Expected> expected = parse_expectation(std::string(source.line(line)), line);
+    if (!expected) continue;
+    expected->file = source.path();
+    out.push_back(std::move(*expected));
   }
   return out;
 }

@@ -65,6 +65,13 @@ TEST(GeneratedCode, PassesRegisterUnderTheirNames) {
   EXPECT_EQ(pass.source, "core.dpl");
 }
 
+TEST(GeneratedCode, APassWithoutRulesChangesNothing) {
+  const dpl::PassDef& pass = dpl_test_passes::run_empty_pass();
+  EXPECT_EQ(pass.rules.size(), 0u);
+  EXPECT_EQ(pass.description, "no rules yet");
+  expect_unchanged(pass, function(kX, "        a = R.exp(x)\n", "a"));
+}
+
 TEST(GeneratedCode, AddSelfTakesTheConstantDtypeFromTheOperand) {
   std::string x16 = "x: R.Tensor((4,), dtype=\"float16\")";
   expect_rewrite(dpl_test_passes::run_add_self_pass(), function(x16, "        lv = R.add(x, x)\n", "lv"),

@@ -1,0 +1,244 @@
+// The rule sets of examples/models on the real models of ../shared/models: how often each rule fires (counted by
+// hand from the model files, below), well-formed results that print and read back, and, with the reference
+// interpreter, the same outputs as the original models on random inputs. Also two seed 004 rule sets on ResNet-50
+// and the generated 200-rule set (tests/examples/data/many_rules.dpl) on the transformers.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "example_support.h"
+#include "kernel_size.dpl.h"
+#include "many_rules.dpl.h"
+#include "rms_norm.dpl.h"
+#include "simplify.dpl.h"
+#include "transformer_attention.dpl.h"
+#include "tuple_item.dpl.h"
+
+namespace dpl::example_test {
+namespace {
+
+const std::string kModelDir = std::string(DPL_SHARED_DIR) + "/models/";
+
+using Fired = std::map<std::string, uint64_t>;
+
+// What each pass of the pipeline is expected to fire, rule by rule.
+struct PipelineCounts {
+  Fired attention;
+  Fired rms_norm;
+  Fired simplify;
+};
+
+// The bundled model passes, in the order they are meant to run.
+std::vector<const PassDef*> model_pipeline() {
+  return {&dpl_passes::models_fuse_attention_pass(), &dpl_passes::models_fuse_rms_norm_pass(),
+          &dpl_passes::models_simplify_pass()};
+}
+
+Fired attention_counts(uint64_t with_mask, uint64_t without_mask, uint64_t grouped_query, uint64_t cancelled) {
+  return {{"attention_with_mask", with_mask},
+          {"attention_without_mask", without_mask},
+          {"attention_grouped_query", grouped_query},
+          {"cancel_head_transposes", cancelled}};
+}
+
+// Counted by hand from the model files (grep and reasoning; every count is also the number of sites in the file).
+//
+// BERT-base: 12 layers, 12 nn.softmax. In each layer q, k and v are permute_dims(reshape(proj, (1, 11, 12, 64)),
+// axes=[0, 2, 1, 3]); the scores are matmul(q, permute_dims(k, axes=[0, 1, 3, 2])) * R.const(0.125), plus the
+// shared mask lv12 of shape (1, 1, 11, 11) (`add(lv30, lv12)` in layer 0); then softmax, matmul with v and
+// permute_dims(axes=[0, 2, 1, 3]). So attention_with_mask fires 12 times. Each fused attention transposes q, k
+// and v back, and each of those is a transpose of a transpose: cancel_head_transposes fires 3 x 12 = 36 times.
+// There is no such pair in the original (its 48 [0, 2, 1, 3] transposes read 36 reshapes and 12 matmuls).
+// No power/mean/rsqrt (no RMSNorm), no multiply by 1 or add of 0 (grep 'R.const(1.0' / 'R.const(0' finds none
+// in a multiply or add).
+const PipelineCounts kBertCounts{attention_counts(12, 0, 0, 36), {{"rms_norm", 0}},
+                                 {{"multiply_by_one", 0}, {"add_zero", 0}}};
+// ViT-B/16: the same 12 attentions (q, k, v from reshapes to (1, 197, 12, 64), scale 0.125) without a mask:
+// attention_without_mask 12, cancel_head_transposes 36; nothing else.
+const PipelineCounts kVitCounts{attention_counts(0, 12, 0, 36), {{"rms_norm", 0}},
+                                {{"multiply_by_one", 0}, {"add_zero", 0}}};
+// TinyLlama: 22 decoder layers, 22 nn.softmax, each after `add(scores * 0.125, lv67)` with the shared causal and
+// padding mask lv67 (1, 1, 3, 3): attention_with_mask 22. Key and value are repeated from 4 to 32 heads
+// (expand_dims axis=[2], broadcast_to (1, 4, 8, 3, 64), reshape (1, 32, 3, 64): 44 of each in the file, two per
+// layer): attention_grouped_query 22. The query and the key come from the rotary embedding (an add), so their new
+// transposes stay; the value is permute_dims(reshape(...)), whose transpose back cancels: 22.
+// RMSNorm: 45 power(x, 2.0) / mean(axis=[-1], keepdims=True) / add 1e-05 / rsqrt / multiply / multiply(w, .)
+// chains, two per layer plus the final norm: 45. Simplify: lv21 = cos * 1.0 and lv23 = sin * 1.0 (2), lv5 and
+// lv8 = arange + R.const(0, "int64") (2).
+const PipelineCounts kTinyLlamaCounts{attention_counts(22, 0, 22, 22), {{"rms_norm", 45}},
+                                      {{"multiply_by_one", 2}, {"add_zero", 2}}};
+// ResNet-50: convolutions, no attention, RMSNorm or such constants.
+const PipelineCounts kResNetCounts{attention_counts(0, 0, 0, 0), {{"rms_norm", 0}},
+                                   {{"multiply_by_one", 0}, {"add_zero", 0}}};
+
+// Runs the model pipeline on `module` and checks each pass's counts.
+void rewrite_and_count(Module& module, const PipelineCounts& expected) {
+  const std::vector<const PassDef*> passes = model_pipeline();
+  const std::vector<const Fired*> counts = {&expected.attention, &expected.rms_norm, &expected.simplify};
+  for (size_t i = 0; i < passes.size(); ++i) {
+    EXPECT_EQ(fired_by_rule(run_verified(*passes[i], module)), *counts[i]) << "pass " << passes[i]->name;
+  }
+}
+
+size_t count_calls(const Function& function, OpId op) {
+  size_t count = 0;
+  for (const Node* node : function.nodes()) count += !node->is_dead() && node->is_call_of(op);
+  return count;
+}
+
+struct ModelCase {
+  const char* test_name;
+  const char* file;
+  const PipelineCounts* counts;
+  size_t attentions;  // nn.attention calls after the pipeline
+  size_t rms_norms;   // nn.rms_norm calls after the pipeline
+};
+
+void PrintTo(const ModelCase& model, std::ostream* out) { *out << model.file; }
+
+class ModelRewrites : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(ModelRewrites, EveryRuleFiresAsCountedByHand) {
+  const ModelCase& model = GetParam();
+  Loaded loaded = load_file(kModelDir + model.file);
+  ASSERT_TRUE(loaded);
+  rewrite_and_count(*loaded.module, *model.counts);
+  const Function* main = main_function(*loaded.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::nn_attention), model.attentions);
+  EXPECT_EQ(count_calls(*main, op::nn_rms_norm), model.rms_norms);
+  // Nothing of the written-out forms is left.
+  if (model.attentions > 0) {
+    EXPECT_EQ(count_calls(*main, op::nn_softmax), 0u);
+  }
+  if (model.rms_norms > 0) {
+    EXPECT_EQ(count_calls(*main, op::rsqrt), 0u);
+    EXPECT_EQ(count_calls(*main, op::power), 0u);
+  }
+  EXPECT_TRUE(verifies_and_rereads(*loaded.module));
+  // A second run of the pipeline finds nothing left to do.
+  for (const PassDef* pass : model_pipeline()) EXPECT_EQ(run_verified(*pass, *loaded.module).rewrites, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ModelRewrites,
+    ::testing::Values(ModelCase{"Bert", "bert_base_uncased.relax", &kBertCounts, 12, 0},
+                      ModelCase{"Vit", "vit_base_patch16_224.relax", &kVitCounts, 12, 0},
+                      ModelCase{"TinyLlama", "tinyllama_1_1b_chat.relax", &kTinyLlamaCounts, 22, 45},
+                      ModelCase{"ResNet50", "resnet50.relax", &kResNetCounts, 0, 0}),
+    [](const ::testing::TestParamInfo<ModelCase>& info) { return std::string(info.param.test_name); });
+
+// BERT and ViT end with q, k and v straight from the reshapes: no [0, 2, 1, 3] transpose is left.
+TEST(ModelRewrites, BertAttentionReadsTheReshapes) {
+  Loaded bert = load_file(kModelDir + "bert_base_uncased.relax");
+  ASSERT_TRUE(bert);
+  rewrite_and_count(*bert.module, kBertCounts);
+  const Function* main = main_function(*bert.module);
+  ASSERT_NE(main, nullptr);
+  for (const Node* node : main->nodes()) {
+    if (node->is_dead() || !node->is_call_of(op::nn_attention)) continue;
+    ASSERT_EQ(node->num_operands(), 4u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(node->operand(i)->is_call_of(op::reshape)) << node->name();
+    EXPECT_TRUE(node->operand(3)->is_call_of(op::where)) << "the mask";
+  }
+}
+
+// The interpreter on random inputs: the rewritten model computes what the original does.
+void expect_same_outputs(const char* file, const PipelineCounts& counts) {
+  Loaded original = load_file(kModelDir + file);
+  Loaded rewritten = load_file(kModelDir + file);
+  ASSERT_TRUE(original && rewritten);
+  rewrite_and_count(*rewritten.module, counts);
+  EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
+}
+
+TEST(ModelNumerics, Bert) { expect_same_outputs("bert_base_uncased.relax", kBertCounts); }
+TEST(ModelNumerics, Vit) { expect_same_outputs("vit_base_patch16_224.relax", kVitCounts); }
+TEST(ModelNumerics, TinyLlama) { expect_same_outputs("tinyllama_1_1b_chat.relax", kTinyLlamaCounts); }
+
+// --- seed 004's examples on a real CNN
+//
+// ResNet-50 has 16 bottleneck blocks (3 + 4 + 6 + 3), each with one 3x3 convolution (the stem is 7x7, the rest
+// 1x1): seed004_3x3_kernels_to_hwio fires 16 times. Of its 49 relus, 33 read a batch_norm's item 0 directly: the
+// stem's and two per block (after the 1x1 and the 3x3 convolutions); the other 16 follow the residual add.
+// All its batch norms are inference mode with epsilon 1e-05, so seed004_decompose_batch_norm_relu fires 33 times.
+void rewrite_resnet_with_seed004(Module& module) {
+  EXPECT_EQ(run_verified(dpl_passes::seed004_3x3_kernels_to_hwio_pass(), module).rewrites, 16u);
+  EXPECT_EQ(run_verified(dpl_passes::seed004_decompose_batch_norm_relu_pass(), module).rewrites, 33u);
+}
+
+TEST(Seed004OnResNet50, LayoutAndBatchNormRulesFireAsCounted) {
+  Loaded resnet = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(resnet);
+  rewrite_resnet_with_seed004(*resnet.module);
+  const Function* main = main_function(*resnet.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::nn_batch_norm), 53u - 33u);
+  EXPECT_TRUE(verifies_and_rereads(*resnet.module));
+}
+
+TEST(ModelNumerics, ResNet50WithSeed004Rules) {
+  Loaded original = load_file(kModelDir + "resnet50.relax");
+  Loaded rewritten = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(original && rewritten);
+  rewrite_resnet_with_seed004(*rewritten.module);
+  EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
+}
+
+// --- the generated 200-rule set
+
+const PassDef& many_rules() { return dpl_passes::many_rules_prescale_query_pass(); }
+
+// Every rule of the set fires zero times except `only`, which fires `times`.
+Fired only_rule_fires(const std::string& only, uint64_t times) {
+  Fired fired;
+  for (const RuleInfo& rule : many_rules().rules) fired[std::string(rule.name)] = 0;
+  fired.at(only) = times;
+  return fired;
+}
+
+TEST(ManyRules, TwoHundredRulesCompiledIntoOnePass) {
+  EXPECT_EQ(many_rules().rules.size(), 200u);
+  EXPECT_EQ(PassRegistry::find("many_rules_prescale_query"), &many_rules());
+}
+
+struct ManyRulesCase {
+  const char* test_name;
+  const char* file;
+  const char* rule;  // the one rule that fires: head dimension 64, with or without the mask
+  uint64_t times;
+};
+
+void PrintTo(const ManyRulesCase& model, std::ostream* out) { *out << model.file; }
+
+class ManyRulesOnModel : public ::testing::TestWithParam<ManyRulesCase> {};
+
+TEST_P(ManyRulesOnModel, OnlyTheHeadDim64RuleFires) {
+  Loaded loaded = load_file(kModelDir + GetParam().file);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(fired_by_rule(run_verified(many_rules(), *loaded.module)),
+            only_rule_fires(GetParam().rule, GetParam().times));
+  EXPECT_TRUE(verifies_and_rereads(*loaded.module));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ManyRulesOnModel,
+    ::testing::Values(ManyRulesCase{"Bert", "bert_base_uncased.relax", "prescale_query_head_dim_64_masked", 12},
+                      ManyRulesCase{"Vit", "vit_base_patch16_224.relax", "prescale_query_head_dim_64_unmasked", 12},
+                      ManyRulesCase{"TinyLlama", "tinyllama_1_1b_chat.relax", "prescale_query_head_dim_64_masked",
+                                    22}),
+    [](const ::testing::TestParamInfo<ManyRulesCase>& info) { return std::string(info.param.test_name); });
+
+TEST(ManyRulesNumerics, Bert) {
+  Loaded original = load_file(kModelDir + "bert_base_uncased.relax");
+  Loaded rewritten = load_file(kModelDir + "bert_base_uncased.relax");
+  ASSERT_TRUE(original && rewritten);
+  ASSERT_EQ(run_verified(many_rules(), *rewritten.module).rewrites, 12u);
+  EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
+}
+
+}  // namespace
+}  // namespace dpl::example_test
