@@ -19,6 +19,7 @@
 #include "dpl/ir/analysis.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/support/diagnostics.h"
+#include "dpl/text/dot.h"
 #include "dpl/text/tvmscript.h"
 
 namespace {
@@ -154,6 +155,7 @@ bool write_output(const std::string& path, const std::string& text, std::string&
 struct RewriteOptions {
   std::string input;
   std::string output;
+  std::string dot_output;  // --dot: the before/after picture
   std::vector<std::string> pass_names;
   bool stats = false;
   bool verify_each = false;
@@ -164,6 +166,12 @@ int rewrite_file(const RewriteOptions& options) {
   if (!resolve_passes(options.pass_names, passes)) return kInputError;
   std::unique_ptr<dpl::Module> module = read_relax(options.input);
   if (module == nullptr) return kInputError;
+  // The passes rewrite `module` in place; the picture's "before" half is a second reading of the input.
+  std::unique_ptr<dpl::Module> before;
+  if (!options.dot_output.empty()) {
+    before = read_relax(options.input);
+    if (before == nullptr) return kInputError;
+  }
 
   dpl::RunOptions run_options;
   run_options.verify_each = options.verify_each;
@@ -172,6 +180,16 @@ int rewrite_file(const RewriteOptions& options) {
     if (options.stats) std::cerr << dpl::format_stats(result.stats, pass->rules);
     if (!result.ok()) {
       print_error(result.error);
+      return kInputError;
+    }
+  }
+
+  if (before != nullptr) {
+    std::string title = std::filesystem::path(options.input).filename().string();
+    for (size_t i = 0; i < options.pass_names.size(); ++i) title += (i == 0 ? ": " : ", ") + options.pass_names[i];
+    std::string error;
+    if (!write_output(options.dot_output, dpl::rewrite_to_dot(*before, *module, title), error)) {
+      print_error(error);
       return kInputError;
     }
   }
@@ -205,6 +223,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)  // one word per -p: the input file after it is not a pass name
       ->type_name("PASS[,PASS...]");
   app.add_option("-o,--output", options.output, "Write the result here (atomically) instead of stdout");
+  app.add_option("--dot", options.dot_output,
+                 "Also write a Graphviz picture of the input before and after the passes, changed nodes highlighted")
+      ->type_name("OUT.dot");
   app.add_flag("--stats", options.stats, "Print per-pass statistics (rules fired, nodes visited, time) to stderr");
   app.add_flag("--verify-each", options.verify_each, "Verify the IR after every rewrite");
   auto* list_flag = app.add_flag("--list-passes", list, "List the linked passes: name, source, rules, description");
@@ -221,7 +242,7 @@ int main(int argc, char** argv) {
   }
 
   const bool rewriting = !options.input.empty() || !options.pass_names.empty() || !options.output.empty() ||
-                         options.stats || options.verify_each;
+                         !options.dot_output.empty() || options.stats || options.verify_each;
   if ((list || !equal_files.empty()) && rewriting) {
     print_error("--list-passes and --equal take no input file or rewrite options");
     return kUsageError;
