@@ -11,6 +11,7 @@ item
   | ruleDecl
   | patternDecl
   | importDecl
+  | externDecl
   ;
 
 importDecl : 'import' STRING ';' ;
@@ -22,7 +23,15 @@ passItem
   | patternDecl
   ;
 
-ruleDecl : 'rule' ident ':' lhs=expr ('where' guard=expr)? '=>' rhs=expr ';' ;
+ruleDecl : 'rule' ident ':' lhs=expr ('where' guard=expr)? '=>' letBinding* rhs=expr ';' ;
+
+// `let y = matmul(x, w);` before the final right-hand-side expression names a value built once.
+letBinding : 'let' ident '=' value=expr ';' ;
+
+// `extern predicate is_aligned(x: Tensor) from "checks.h";`: a C++ function the generated code calls.
+externDecl : 'extern' kind=ident ident '(' (externParam (',' externParam)*)? ')' 'from' header=STRING ';' ;
+
+externParam : ident ':' ident ;
 
 patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
 
@@ -61,8 +70,8 @@ argument
   | expr                                                     # positionalArgument
   ;
 
-// `where` is also an op (R.where), so it stays usable as a name.
-ident : IDENT | 'where' ;
+// `where` is also an op (R.where), so it stays usable as a name; so are the declaration words `extern`, `from`.
+ident : IDENT | 'where' | 'extern' | 'from' ;
 
 INT : [0-9]+ ;
 FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;

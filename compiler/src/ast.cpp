@@ -406,10 +406,20 @@ std::string to_string(const Expr& expr) {
                     expr.node);
 }
 
+std::string rhs_to_string(const Rule& rule) {
+  std::string text;
+  for (const LetBinding& let : rule.lets) text += "let " + let.name + " = " + to_string(*let.value) + "; ";
+  return text + to_string(*rule.rhs);
+}
+
 std::string dump_ast(const AstFile& file) {
   std::ostringstream out;
   out << "file " << file.basename << "\n";
   for (const Import& import : file.imports) out << "  import \"" << import.path << "\"\n";
+  for (const ExternDecl& decl : file.externs) {
+    out << "  extern " << (decl.kind == ExternDecl::Kind::Predicate ? "predicate " : "rewriter ") << decl.name << "("
+        << join(decl.params, ", ") << ") from \"" << decl.header << "\"\n";
+  }
   for (const PatternMacro& macro : file.macros) {
     out << "  pattern " << macro.name << "(" << join(macro.params, ", ") << ") = " << to_string(*macro.body) << "\n";
   }
@@ -422,7 +432,7 @@ std::string dump_ast(const AstFile& file) {
       out << "    rule " << rule.name << " (line " << rule.name_loc.line << ")\n";
       out << "      match   " << to_string(*rule.lhs) << "\n";
       if (rule.guard) out << "      where   " << to_string(*rule.guard) << "\n";
-      out << "      rewrite " << to_string(*rule.rhs) << "\n";
+      out << "      rewrite " << rhs_to_string(rule) << "\n";
     }
   }
   return out.str();

@@ -133,9 +133,9 @@ bool is_scalar_attr(const AttrValue& value) {
   return !std::holds_alternative<std::string>(value) && !std::holds_alternative<std::vector<int64_t>>(value);
 }
 
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> names = {
-      // C++ keywords and alternative tokens.
+// C++ keywords and alternative tokens.
+const std::set<std::string, std::less<>>& cpp_keywords() {
+  static const std::set<std::string, std::less<>> names = {
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
       "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
       "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
@@ -144,9 +144,17 @@ const std::set<std::string>& reserved_names() {
       "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
       "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
       "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // Names the generated code itself relies on.
-      "dpl", "std", "int64_t", "root", "rewriter", "constant_dtype", "main"};
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  return names;
+}
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> all(cpp_keywords().begin(), cpp_keywords().end());
+    // Names the generated code itself relies on.
+    all.insert({"dpl", "std", "int64_t", "root", "rewriter", "constant_dtype", "main"});
+    return all;
+  }();
   return names;
 }
 
@@ -285,12 +293,14 @@ const CallPattern& root_call(const Pattern& pattern) {
 // Emits the matcher function of one alternative of one rule.
 class RuleEmitter {
  public:
-  RuleEmitter(const OpRegistry& registry, const Pattern& pattern, const Expr* guard, const Expr& rhs, Needs& needs)
-      : registry_(registry), pattern_(pattern), guard_(guard), rhs_(rhs), needs_(needs) {
+  RuleEmitter(const OpRegistry& registry, const Pattern& pattern, const Rule& rule, Needs& needs)
+      : registry_(registry), pattern_(pattern), guard_(rule.guard.get()), lets_(rule.lets), rhs_(*rule.rhs),
+        needs_(needs) {
     count_mentions(pattern, pattern_mentions_);
     mentions_ = pattern_mentions_;
-    if (guard != nullptr) count_mentions(*guard, mentions_);
-    count_mentions(rhs, mentions_);
+    if (guard_ != nullptr) count_mentions(*guard_, mentions_);
+    for (const LetBinding& let : lets_) count_mentions(*let.value, mentions_);
+    count_mentions(rhs_, mentions_);
   }
 
   void emit(CodeWriter& out, const std::string& function_name) {
@@ -301,8 +311,10 @@ class RuleEmitter {
     if (guard_ != nullptr) check("!" + computed(*guard_));
     // Properties read by computed attributes are checked before any node is built.
     std::vector<const Expr*> attr_values;
+    for (const LetBinding& let : lets_) computed_attrs(*let.value, attr_values);
     computed_attrs(rhs_, attr_values);
     for (const Expr* value : attr_values) computed(*value);
+    for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
     std::string result = build(rhs_, nullptr);
     if (loops_ == 0) {
       out.line("return rewriter.replace(root, " + result + ");");
@@ -591,6 +603,7 @@ class RuleEmitter {
   }
 
   std::string build_call(const CallExpr& call) {
+    if (call.native != nullptr) return build_native(call);
     // Operands other than constants first, so that a constant can take its dtype from one of them.
     std::vector<std::string> operands(call.operands.size());
     const std::string* sibling = nullptr;
@@ -610,6 +623,24 @@ class RuleEmitter {
     body_->line("dpl::Node* " + name + " = rewriter.call(" + arguments + ");");
     check(name + " == nullptr");
     return name;
+  }
+
+  // An extern rewriter builds the replacement itself; nullptr means it declines.
+  std::string build_native(const CallExpr& call) {
+    std::vector<std::string> arguments = {"rewriter"};
+    for (const ExprPtr& operand : call.operands) arguments.push_back(build(*operand, nullptr));
+    std::string name = names_.numbered(call.native->name);
+    body_->line("dpl::Node* " + name + " = ::" + call.native->name + "(" +
+                fmt::format("{}", fmt::join(arguments, ", ")) + ");");
+    check(name + " == nullptr");
+    return name;
+  }
+
+  // A call of an extern predicate, on matched values.
+  std::string native_predicate(const CallExpr& call) {
+    std::vector<std::string> arguments;
+    for (const ExprPtr& operand : call.operands) arguments.push_back(bound_.at(std::get<VarExpr>(operand->node).name));
+    return "::" + call.native->name + "(" + fmt::format("{}", fmt::join(arguments, ", ")) + ")";
   }
 
   // The full attribute list: the given values, the op's defaults elsewhere.
@@ -668,6 +699,7 @@ class RuleEmitter {
             [&](const IndexExpr& e) { return shape_dim(e); },
             [&](const UnaryExpr& e) { return std::string(e.op == UnaryOp::Negate ? "-" : "!") + computed(*e.operand); },
             [&](const BinaryExpr& e) { return binary_cpp(e); },
+            [&](const CallExpr& e) { return native_predicate(e); },
             [](const auto&) -> std::string { return "false"; },  // sema rejects anything else
         },
         expr.node);
@@ -820,6 +852,7 @@ class RuleEmitter {
   const OpRegistry& registry_;
   const Pattern& pattern_;
   const Expr* guard_;
+  const std::vector<LetBinding>& lets_;
   const Expr& rhs_;
   std::map<std::string, std::string> properties_;  // "x.rank" -> its local
   std::set<std::string> constant_nodes_;           // locals already checked to be constants
@@ -898,6 +931,8 @@ void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
 
 }  // namespace
 
+bool is_cpp_keyword(std::string_view name) { return cpp_keywords().count(name) != 0; }
+
 EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& registry) {
   EmittedCpp result;
   std::string stem = output_stem(file.basename);
@@ -951,7 +986,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
       const std::string header = "// rule " + rule.name + " (" + location + ")";
       for (size_t k = 0; k < expanded.size(); ++k) {
         CodeWriter function;
-        RuleEmitter(registry, *expanded[k], rule.guard.get(), *rule.rhs, needs).emit(function, kFunctionName);
+        RuleEmitter(registry, *expanded[k], rule, needs).emit(function, kFunctionName);
         auto [shared, fresh] = function_of_body.emplace(function.str(), functions.size());
         if (fresh) {
           std::string name = names.fresh(expanded.size() == 1 ? "rule_" + rule.name
@@ -976,14 +1011,14 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
           rules_code.line(expanded.size() == 1 ? header
                                                : header + fmt::format(", alternative {} of {}",
                                                                       function.alternatives[0], expanded.size()));
-          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + " => " + to_string(*rule.rhs)));
+          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + " => " + rhs_to_string(rule)));
         } else {
           std::string which =
               function.alternatives.size() == expanded.size()
                   ? fmt::format("all {} alternatives", expanded.size())
                   : fmt::format("alternatives {} of {}", fmt::join(function.alternatives, ", "), expanded.size());
           rules_code.line(header + ", " + which + " (they differ in the root op only)");
-          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + " => " + to_string(*rule.rhs)));
+          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + " => " + rhs_to_string(rule)));
         }
         rules_code.text(function.text);
         rules_code.blank();
@@ -1008,6 +1043,14 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.line("#include \"dpl/ir/op_registry.h\"");
   source.line("#include \"dpl/rewrite/driver.h\"");
   source.blank();
+  // The headers of extern predicates and rewriters, as written, each once.
+  std::vector<std::string> extern_headers;
+  for (const ExternDecl& decl : file.externs) {
+    if (std::find(extern_headers.begin(), extern_headers.end(), decl.header) == extern_headers.end())
+      extern_headers.push_back(decl.header);
+  }
+  for (const std::string& header_path : extern_headers) source.line("#include " + string_literal(header_path));
+  if (!extern_headers.empty()) source.blank();
   open_namespace(source, options.namespace_name);
   source.line("namespace {");
   source.blank();

@@ -2,6 +2,7 @@
 // turns the parse tree into the AST (patterns for left-hand sides, expressions for right-hand sides).
 #include "dpl/compiler/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <exception>
 #include <cmath>
@@ -245,6 +246,8 @@ class AstBuilder {
         if (auto built = build_macro(macro)) ast->macros.push_back(std::move(*built));
       } else if (auto* import = item->importDecl()) {
         ast->imports.push_back(Import{unquote(import->STRING()->getSymbol()), loc(import)});
+      } else if (auto* declaration = item->externDecl()) {
+        if (auto built = build_extern(declaration)) ast->externs.push_back(std::move(*built));
       }
     }
     for (PatternMacro& macro : pass_macros_) ast->macros.push_back(std::move(macro));
@@ -268,6 +271,43 @@ class AstBuilder {
     macro.body = pattern(context->body, 0);
     if (macro.body == nullptr) return std::nullopt;
     return macro;
+  }
+
+  std::optional<ExternDecl> build_extern(DplParser::ExternDeclContext* context) {
+    ExternDecl decl;
+    std::string kind = context->kind->getText();
+    if (kind == "predicate") {
+      decl.kind = ExternDecl::Kind::Predicate;
+    } else if (kind == "rewriter") {
+      decl.kind = ExternDecl::Kind::Rewriter;
+    } else {
+      diags_.error(loc(context->kind), "expected 'predicate' or 'rewriter' after 'extern', got '" + kind + "'");
+      return std::nullopt;
+    }
+    decl.name = context->ident(1)->getText();
+    decl.name_loc = loc(context->ident(1));
+    for (DplParser::ExternParamContext* param : context->externParam()) {
+      std::vector<DplParser::IdentContext*> parts = param->ident();
+      if (!check_variable_name(parts[0]->getText(), loc(parts[0]))) return std::nullopt;
+      if (parts[1]->getText() != "Tensor") {
+        diags_.error(loc(parts[1]), "an extern parameter is a graph value: write '" + parts[0]->getText() +
+                                        ": Tensor', not '" + parts[1]->getText() + "'");
+        return std::nullopt;
+      }
+      decl.params.push_back(parts[0]->getText());
+    }
+    decl.header = unquote(context->header);
+    if (decl.header.empty()) {
+      diags_.error(loc(context->header), "the header of an extern declaration needs a path");
+      return std::nullopt;
+    }
+    // The path goes into `#include "..."` as it is, where escapes mean nothing.
+    if (std::any_of(decl.header.begin(), decl.header.end(),
+                    [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; })) {
+      diags_.error(loc(context->header), "a header path cannot hold quotes, backslashes or control characters");
+      return std::nullopt;
+    }
+    return decl;
   }
 
   Pass build_pass(DplParser::PassDeclContext* context) {
@@ -294,6 +334,13 @@ class AstBuilder {
     if (context->guard != nullptr) {
       rule.guard = guard_expression(context->guard, 0);
       if (rule.guard == nullptr) return std::nullopt;
+    }
+    for (DplParser::LetBindingContext* let : context->letBinding()) {
+      std::string name = let->ident()->getText();
+      if (!check_variable_name(name, loc(let->ident()))) return std::nullopt;
+      ExprPtr value = expression(let->value, 0);
+      if (value == nullptr) return std::nullopt;
+      rule.lets.push_back(LetBinding{name, loc(let->ident()), std::move(value)});
     }
     rule.rhs = expression(context->rhs, 0);
     if (rule.lhs == nullptr || rule.rhs == nullptr) return std::nullopt;
@@ -847,15 +894,27 @@ class AstBuilder {
       }
       return make_expr(loc(context), BinaryExpr{op->second, loc(op_token), std::move(lhs), std::move(rhs)});
     }
-    if (dynamic_cast<DplParser::CallExprContext*>(context) != nullptr) {
-      diags_.error(loc(context), "a guard reads properties of matched values (x.rank, c.value); it cannot call ops");
-      return nullptr;
+    if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) {
+      // Only an extern predicate may be called here; sema tells which names are.
+      if (as_name(call->expr()) == nullptr || !only_positional(call)) {
+        diags_.error(loc(context), kGuardCallsNoOps);
+        return nullptr;
+      }
+      return call_expression(call, depth);
     }
     diags_.error(loc(context), "expected a guard expression");
     return nullptr;
   }
 
   // --- shared helpers ---
+
+  static bool only_positional(DplParser::CallExprContext* call) {
+    if (call->arguments() == nullptr) return true;
+    for (DplParser::ArgumentContext* argument : call->arguments()->argument()) {
+      if (dynamic_cast<DplParser::KeywordArgumentContext*>(argument) != nullptr) return false;
+    }
+    return true;
+  }
 
   // Infix arithmetic is sugar for the elementwise ops: `a + b` is add(a, b), `-a` is negative(a).
   struct BinarySugar {

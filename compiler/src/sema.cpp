@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "dpl/compiler/emit_cpp.h"
+
 namespace dpl::compiler {
 
 namespace {
@@ -90,6 +92,7 @@ struct Variable {
   bool partial = false;                // bound in only some alternatives of a `|`
   bool poisoned = false;               // its binding had an error: uses are not checked further
   int uses = 0;                        // references after the binding (left or right)
+  bool let = false;                    // bound by a `let` on the right
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -101,6 +104,7 @@ class Checker {
       : file_(file), diags_(diags), registry_(registry) {}
 
   void run() {
+    declare_externs();
     std::map<std::string, const Pass*> passes;
     std::map<std::string, SourceLoc> rules;
     for (Pass& pass : file_.passes) {
@@ -144,6 +148,83 @@ class Checker {
     }
   }
 
+  // Extern names are unique and are not op names (a call would be ambiguous).
+  void declare_externs() {
+    for (const ExternDecl& decl : file_.externs) {
+      if (is_cpp_keyword(decl.name)) {
+        diags_.error(decl.name_loc, "extern name '" + decl.name + "' is a C++ keyword, so no function can have it");
+        continue;
+      }
+      if (registry_.find(strip_op_prefix(decl.name)) != nullptr) {
+        diags_.error(decl.name_loc, "extern " + std::string(extern_kind_name(decl)) + " '" + decl.name +
+                                        "' has the name of an op; choose another name");
+        continue;
+      }
+      auto [it, fresh] = externs_.emplace(decl.name, &decl);
+      if (!fresh) {
+        Diagnostic& diag = diags_.error(decl.name_loc, "duplicate extern name '" + decl.name + "'");
+        DiagnosticEngine::add_note(diag, it->second->name_loc, "first declared here");
+      }
+    }
+  }
+
+  static const char* extern_kind_name(const ExternDecl& decl) {
+    return decl.kind == ExternDecl::Kind::Predicate ? "predicate" : "rewriter";
+  }
+
+  const ExternDecl* find_extern(const std::string& name, const Scope& scope) const {
+    if (scope.count(name) != 0) return nullptr;  // an op variable of that name
+    auto it = externs_.find(name);
+    return it == externs_.end() ? nullptr : it->second;
+  }
+
+  // A call of an extern: operands are graph values, one per parameter, and the kind fits the place.
+  // Returns false after reporting an error.
+  bool check_extern_call(CallExpr& call, const ExternDecl& decl, ExternDecl::Kind wanted, SourceLoc loc,
+                         Scope& scope) {
+    size_t errors_before = diags_.error_count();
+    call.native = &decl;
+    if (decl.kind != wanted) {
+      Diagnostic& diag = diags_.error(
+          call.op.loc, wanted == ExternDecl::Kind::Predicate
+                           ? "'" + decl.name + "' is an extern rewriter; a guard can call only extern predicates"
+                           : "'" + decl.name + "' is an extern predicate; it belongs in a guard ('where " +
+                                 decl.name + "(...)')");
+      DiagnosticEngine::add_note(diag, decl.name_loc, "declared here");
+    }
+    if (call.operands.size() != decl.params.size()) {
+      Diagnostic& diag = diags_.error(loc, "extern " + std::string(extern_kind_name(decl)) + " '" + decl.name +
+                                               "' takes " + plural(static_cast<int>(decl.params.size()), "operand") +
+                                               ", but " + std::to_string(call.operands.size()) +
+                                               (call.operands.size() == 1 ? " is" : " are") + " given");
+      DiagnosticEngine::add_note(diag, decl.name_loc, "declared here");
+    }
+    if (!call.attrs.empty()) diags_.error(call.attrs[0].loc, "a call of an extern takes no attributes");
+    for (ExprPtr& operand : call.operands) {
+      if (wanted == ExternDecl::Kind::Predicate) {
+        const auto* var = std::get_if<VarExpr>(&operand->node);
+        if (var == nullptr) {
+          diags_.error(operand->loc, "an extern predicate takes names bound on the left-hand side");
+          continue;
+        }
+        if (auto it = scope.find(var->name); it != scope.end() && it->second.let) {
+          report_let_in_computed(var->name, operand->loc, it->second);
+          continue;
+        }
+      }
+      check_value_expr(*operand, scope);
+    }
+    return diags_.error_count() == errors_before;
+  }
+
+  // Guards and computed attribute values are evaluated before anything is built.
+  void report_let_in_computed(const std::string& name, SourceLoc loc, Variable& variable) {
+    ++variable.uses;
+    Diagnostic& diag = diags_.error(loc, "'" + name + "' is built by a let; guards and attribute values read only "
+                                                     "names bound on the left-hand side");
+    DiagnosticEngine::add_note(diag, variable.loc, "bound here");
+  }
+
   // --- rules and patterns ---
 
   void check_rule(Rule& rule) {
@@ -157,9 +238,16 @@ class Checker {
                                       " alternatives once '|' and '?' are expanded; split the rule");
     }
     if (rule.guard != nullptr) check_guard(*rule.guard, scope);
+    for (LetBinding& let : rule.lets) check_let(let, scope);
+    whole_rhs_ = rule.rhs.get();
     check_value_expr(*rule.rhs, scope);
+    whole_rhs_ = nullptr;
     if (diags_.error_count() > errors_before) return;  // unused names are noise next to an error
     for (const auto& [name, variable] : scope) {
+      if (variable.let && variable.uses == 0) {
+        diags_.warning(variable.loc, "'" + name + "' is built by a let but never used");
+        continue;
+      }
       if (variable.uses == 0 && !name.starts_with("_") && !variable.partial) {
         diags_.warning(variable.loc, "'" + name + "' is bound but never used" +
                                          (variable.kind == VarKind::Value ? "; write _ to match any value" : ""));
@@ -325,6 +413,22 @@ class Checker {
 
   // --- right-hand sides ---
 
+  // `let y = ...;`: checked in the names bound so far, then binds a new name (never one bound already).
+  void check_let(LetBinding& let, Scope& scope) {
+    check_value_expr(*let.value, scope);
+    if (auto it = scope.find(let.name); it != scope.end()) {
+      Diagnostic& diag =
+          diags_.error(let.name_loc, "let '" + let.name + "' shadows a name " +
+                                         (it->second.let ? "bound by an earlier let" : "bound on the left-hand side"));
+      DiagnosticEngine::add_note(diag, it->second.loc, "bound here");
+      return;
+    }
+    Variable variable;
+    variable.loc = let.name_loc;
+    variable.let = true;
+    scope.emplace(let.name, std::move(variable));
+  }
+
   // An operand of a call or the whole right-hand side: something that produces a graph value.
   void check_value_expr(Expr& expr, Scope& scope) {
     std::visit(
@@ -335,7 +439,15 @@ class Checker {
               diags_.error(expr.loc,
                            "a literal is not a graph value; write const(" + to_string(expr) + ") for a new constant");
             },
-            [&](CallExpr& e) { check_call_expr(e, expr.loc, scope); },
+            [&](CallExpr& e) {
+              const ExternDecl* native = find_extern(e.op.text, scope);
+              if (native == nullptr) return check_call_expr(e, expr.loc, scope);
+              check_extern_call(e, *native, ExternDecl::Kind::Rewriter, expr.loc, scope);
+              if (native->kind == ExternDecl::Kind::Rewriter && &expr != whole_rhs_) {
+                diags_.error(expr.loc, "extern rewriter '" + native->name +
+                                           "' builds the whole replacement; it cannot be part of an expression");
+              }
+            },
             [&](ItemExpr& e) { check_value_expr(*e.tuple, scope); },
             [&](TupleExpr& e) {
               for (ExprPtr& field : e.fields) check_value_expr(*field, scope);
@@ -535,6 +647,22 @@ class Checker {
               return wanted;
             },
             [&](BinaryExpr& e) { return check_binary(e, scope); },
+            [&](CallExpr& e) {
+              const ExternDecl* native = find_extern(e.op.text, scope);
+              if (native == nullptr) {
+                std::vector<std::string> predicates;
+                for (const auto& [name, decl] : externs_) {
+                  if (decl->kind == ExternDecl::Kind::Predicate) predicates.push_back(name);
+                }
+                std::string suggestion = nearest(e.op.text, predicates);
+                diags_.error(expr.loc, suggestion.empty() ? std::string(kGuardCallsNoOps)
+                                                          : "'" + e.op.text + "' is not an extern predicate; did you "
+                                                                                 "mean '" + suggestion + "'?");
+                return ExprType::Unknown;
+              }
+              return check_extern_call(e, *native, ExternDecl::Kind::Predicate, expr.loc, scope) ? ExprType::Bool
+                                                                                                  : ExprType::Unknown;
+            },
             [&](auto&) {
               diags_.error(expr.loc, "expected a guard expression");
               return ExprType::Unknown;
@@ -558,6 +686,10 @@ class Checker {
     Variable& variable = it->second;
     if (variable.poisoned || variable.partial) {
       use_variable(var.name, expr.loc, variable.kind, scope);  // reports a partial binding
+      return ExprType::Unknown;
+    }
+    if (variable.let) {
+      report_let_in_computed(var.name, expr.loc, variable);
       return ExprType::Unknown;
     }
     ++variable.uses;
@@ -780,6 +912,8 @@ class Checker {
   AstFile& file_;
   DiagnosticEngine& diags_;
   const OpRegistry& registry_;
+  std::map<std::string, const ExternDecl*> externs_;
+  const Expr* whole_rhs_ = nullptr;  // the rule's final right-hand side, while it is checked
 };
 
 }  // namespace

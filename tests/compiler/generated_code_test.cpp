@@ -11,6 +11,7 @@
 #include "dpl/text/tvmscript.h"
 #include "macros.dpl.h"
 #include "many_rules.dpl.h"
+#include "natives.dpl.h"
 #include "patterns.dpl.h"
 
 namespace {
@@ -331,6 +332,33 @@ TEST(GeneratedCode, DeclaredPatternsAndOpClasses) {
   expect_unchanged(classes, function(kXY, "        a = R.tanh(y)\n        b = R.nn.relu(a)\n", "b"));
   // Only elementwise ops: softmax is not one.
   expect_unchanged(classes, function(kXY, "        a = R.nn.softmax(x)\n        b = R.nn.relu(a)\n", "b"));
+}
+
+TEST(GeneratedCode, LetsBuildAValueOnceAndNameIt) {
+  expect_rewrite(dpl_test_passes::run_lets_pass(), function(kX, "        a = R.add(x, x)\n        b = R.exp(a)\n", "b"),
+                 function(kX, "        e = R.exp(x)\n        b = R.multiply(e, e)\n", "b"), 1);
+  expect_rewrite(dpl_test_passes::run_lets_pass(),
+                 function(kXY, "        a = R.subtract(x, y)\n        b = R.tanh(a)\n", "b"),
+                 function(kXY, "        s = R.subtract(y, x)\n        n = R.negative(s)\n        b = R.tanh(n)\n", "b"),
+                 1);
+}
+
+TEST(GeneratedCode, ExternPredicatesGuardTheMatch) {
+  std::string vector = "x: R.Tensor((4,), dtype=\"float32\")";
+  std::string matrix16 = "x: R.Tensor((4, 4), dtype=\"float16\")";
+  expect_rewrite(dpl_test_passes::run_natives_pass(), function(kX, "        a = R.tanh(x)\n", "a"),
+                 function(kX, "        a = R.sigmoid(x)\n", "a"), 1);
+  expect_unchanged(dpl_test_passes::run_natives_pass(), function(vector, "        a = R.tanh(x)\n", "a"));
+  expect_unchanged(dpl_test_passes::run_natives_pass(), function(matrix16, "        a = R.tanh(x)\n", "a"));
+}
+
+TEST(GeneratedCode, ExternRewritersBuildTheReplacementOrDecline) {
+  expect_rewrite(dpl_test_passes::run_natives_pass(),
+                 function(kXY, "        a = R.subtract(x, y)\n        b = R.negative(a)\n", "b"),
+                 function(kXY, "        b = R.subtract(y, x)\n", "b"), 1);
+  // flip_subtract returns nullptr for x - x: no match, the graph stays as it is.
+  expect_unchanged(dpl_test_passes::run_natives_pass(),
+                   function(kX, "        a = R.subtract(x, x)\n        b = R.negative(a)\n", "b"));
 }
 
 TEST(GeneratedCode, TwoHundredRulesInOnePass) {

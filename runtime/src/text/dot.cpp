@@ -57,78 +57,112 @@ std::vector<const Node*> live_nodes_operands_first(const Function& function) {
   return order;
 }
 
-// Per node id: a hash of the node's whole subgraph, equal for structurally equal subgraphs (names ignored).
-std::vector<uint64_t> subgraph_hashes(const Function& function, const std::vector<const Node*>& order) {
-  std::vector<uint64_t> hashes(function.node_id_bound(), 0);
-  for (size_t position = 0; position < function.params().size(); ++position) {
-    const Node* param = function.params()[position];
-    hashes[param->id()] = mix(mix(mix(0, static_cast<uint64_t>(NodeKind::Param)), position),
-                              reinterpret_cast<uintptr_t>(param->type()));
+// What a node computes apart from its operands. Parameters are identified by their position.
+uint64_t own_hash(const Node& node, uint64_t param_position) {
+  uint64_t hash = mix(0, static_cast<uint64_t>(node.kind()));
+  // Types are interned, so equal types are the same pointer for as long as the process runs.
+  hash = mix(hash, reinterpret_cast<uintptr_t>(node.type()));
+  switch (node.kind()) {
+    case NodeKind::Param:
+      hash = mix(hash, param_position);
+      break;
+    case NodeKind::Call:
+      hash = mix(hash, node.op());
+      for (const AttrValue& value : node.attrs()) hash = mix(hash, hash_text(attr_value_str(value)));
+      break;
+    case NodeKind::Constant:
+      hash = mix(hash, static_cast<uint64_t>(node.literal().dtype));
+      for (int64_t extent : node.literal().shape) hash = mix(hash, static_cast<uint64_t>(extent));
+      for (double value : node.literal().values) hash = mix(hash, std::bit_cast<uint64_t>(value));
+      break;
+    case NodeKind::TupleItem:
+      hash = mix(hash, static_cast<uint64_t>(node.index()));
+      break;
+    case NodeKind::ShapeLit:
+      for (const Dim& dim : node.shape_value()) hash = mix(hash, static_cast<uint64_t>(dim.raw()));
+      break;
+    case NodeKind::FuncCall:
+      hash = mix(hash, hash_text(node.callee()));
+      break;
+    case NodeKind::Tuple:
+      break;
   }
-  for (const Node* node : order) {
-    if (node->kind() == NodeKind::Param) continue;
-    uint64_t hash = mix(0, static_cast<uint64_t>(node->kind()));
-    // Types are interned, so equal types are the same pointer for as long as the process runs.
-    hash = mix(hash, reinterpret_cast<uintptr_t>(node->type()));
-    switch (node->kind()) {
-      case NodeKind::Call:
-        hash = mix(hash, node->op());
-        for (const AttrValue& value : node->attrs()) hash = mix(hash, hash_text(attr_value_str(value)));
-        break;
-      case NodeKind::Constant:
-        hash = mix(hash, static_cast<uint64_t>(node->literal().dtype));
-        for (int64_t extent : node->literal().shape) hash = mix(hash, static_cast<uint64_t>(extent));
-        for (double value : node->literal().values) hash = mix(hash, std::bit_cast<uint64_t>(value));
-        break;
-      case NodeKind::TupleItem:
-        hash = mix(hash, static_cast<uint64_t>(node->index()));
-        break;
-      case NodeKind::ShapeLit:
-        for (const Dim& dim : node->shape_value()) hash = mix(hash, static_cast<uint64_t>(dim.raw()));
-        break;
-      case NodeKind::FuncCall:
-        hash = mix(hash, hash_text(node->callee()));
-        break;
-      case NodeKind::Param:
-      case NodeKind::Tuple:
-        break;
-    }
-    for (const Node* operand : node->operands()) hash = mix(hash, hashes[operand->id()]);
-    hashes[node->id()] = hash;
-  }
-  return hashes;
+  return hash;
 }
 
+// One function's live nodes with, per node id, the hash of what the node itself computes (`own`) and of its whole
+// subgraph (`full`: equal for structurally equal subgraphs, binding names ignored).
 struct HashedFunction {
   std::vector<const Node*> nodes;
-  std::vector<uint64_t> hashes;
+  std::vector<uint64_t> own;
+  std::vector<uint64_t> full;
 };
 
-std::vector<HashedFunction> hash_module(const Module& module) {
-  std::vector<HashedFunction> result;
-  for (const std::unique_ptr<Function>& function : module.functions()) {
-    HashedFunction hashed;
-    hashed.nodes = live_nodes_operands_first(*function);
-    hashed.hashes = subgraph_hashes(*function, hashed.nodes);
-    result.push_back(std::move(hashed));
+HashedFunction hash_function(const Function& function) {
+  HashedFunction hashed;
+  hashed.nodes = live_nodes_operands_first(function);
+  hashed.own.assign(function.node_id_bound(), 0);
+  hashed.full.assign(function.node_id_bound(), 0);
+  std::vector<uint64_t> param_position(function.node_id_bound(), 0);
+  for (size_t position = 0; position < function.params().size(); ++position) {
+    param_position[function.params()[position]->id()] = position;
   }
-  return result;
+  for (const Node* node : hashed.nodes) {
+    uint64_t hash = hashed.own[node->id()] = own_hash(*node, param_position[node->id()]);
+    for (const Node* operand : node->operands()) hash = mix(hash, hashed.full[operand->id()]);
+    hashed.full[node->id()] = hash;
+  }
+  return hashed;
 }
 
-// The nodes of `side` whose subgraph occurs nowhere in `other`.
-std::vector<const Node*> nodes_missing_from(const std::vector<HashedFunction>& side,
-                                            const std::vector<HashedFunction>& other) {
-  std::unordered_set<uint64_t> present;
-  for (const HashedFunction& function : other) {
-    for (const Node* node : function.nodes) present.insert(function.hashes[node->id()]);
+struct HashedModule {
+  std::vector<HashedFunction> functions;
+  std::unordered_set<uint64_t> subgraphs;  // every node's full hash
+};
+
+HashedModule hash_module(const Module& module) {
+  HashedModule hashed;
+  for (const std::unique_ptr<Function>& function : module.functions()) {
+    hashed.functions.push_back(hash_function(*function));
+    const HashedFunction& added = hashed.functions.back();
+    for (const Node* node : added.nodes) hashed.subgraphs.insert(added.full[node->id()]);
   }
-  std::vector<const Node*> missing;
-  for (const HashedFunction& function : side) {
+  return hashed;
+}
+
+// The nodes of `side` whose subgraph occurs nowhere in `other`, each with its own computation combined with the
+// operands that `other` has too (an operand that `other` lacks counts as "some changed value").
+struct MissingNodes {
+  std::vector<const Node*> nodes;
+  std::vector<uint64_t> local_hashes;
+  std::unordered_set<uint64_t> local_hash_set;
+};
+
+MissingNodes nodes_missing_from(const HashedModule& side, const HashedModule& other) {
+  constexpr uint64_t kChangedOperand = 0x6368616e676564ull;
+  MissingNodes missing;
+  for (const HashedFunction& function : side.functions) {
     for (const Node* node : function.nodes) {
-      if (!present.contains(function.hashes[node->id()])) missing.push_back(node);
+      if (other.subgraphs.contains(function.full[node->id()])) continue;
+      uint64_t local = function.own[node->id()];
+      for (const Node* operand : node->operands()) {
+        const uint64_t operand_hash = function.full[operand->id()];
+        local = mix(local, other.subgraphs.contains(operand_hash) ? operand_hash : kChangedOperand);
+      }
+      missing.nodes.push_back(node);
+      missing.local_hashes.push_back(local);
+      missing.local_hash_set.insert(local);
     }
   }
   return missing;
+}
+
+// Splits `missing` into nodes that `other_missing` also computes on changed inputs (rewired) and the rest.
+void classify(const MissingNodes& missing, const MissingNodes& other_missing, std::vector<const Node*>& changed,
+              std::vector<const Node*>& rewired) {
+  for (size_t i = 0; i < missing.nodes.size(); ++i) {
+    (other_missing.local_hash_set.contains(missing.local_hashes[i]) ? rewired : changed).push_back(missing.nodes[i]);
+  }
 }
 
 std::string escape_dot(std::string_view text) {
@@ -189,7 +223,8 @@ std::vector<std::string> label_lines(const Node& node) {
 }
 
 void append_module(std::string& dot, const Module& module, std::string_view side, std::string_view side_label,
-                   const std::unordered_set<const Node*>& highlighted, std::string_view highlight_style) {
+                   const std::unordered_set<const Node*>& highlighted, std::string_view highlight_style,
+                   const std::unordered_set<const Node*>& rewired) {
   dot += fmt::format("  subgraph cluster_{} {{\n    label=\"{}\";\n", side, escape_dot(side_label));
   const bool one_cluster_per_function = module.functions().size() > 1;
   for (size_t f = 0; f < module.functions().size(); ++f) {
@@ -206,6 +241,7 @@ void append_module(std::string& dot, const Module& module, std::string_view side
       if (node->kind() == NodeKind::Param) style += ", shape=ellipse";
       if (node == function.output()) style += ", peripheries=2";
       if (highlighted.contains(node)) style += fmt::format(", {}", highlight_style);
+      if (rewired.contains(node)) style += ", style=\"rounded,filled,dashed\"";
       dot += fmt::format("{}{} [label=\"{}\"{}];\n", indent, id(node), label, style);
       for (const Node* operand : node->operands()) dot += fmt::format("{}{} -> {};\n", indent, id(operand), id(node));
     }
@@ -217,27 +253,33 @@ void append_module(std::string& dot, const Module& module, std::string_view side
 }  // namespace
 
 RewriteDiff diff_rewrite(const Module& before, const Module& after) {
-  const std::vector<HashedFunction> hashed_before = hash_module(before);
-  const std::vector<HashedFunction> hashed_after = hash_module(after);
-  return {nodes_missing_from(hashed_before, hashed_after), nodes_missing_from(hashed_after, hashed_before)};
+  const HashedModule hashed_before = hash_module(before);
+  const HashedModule hashed_after = hash_module(after);
+  const MissingNodes missing_before = nodes_missing_from(hashed_before, hashed_after);
+  const MissingNodes missing_after = nodes_missing_from(hashed_after, hashed_before);
+  RewriteDiff diff;
+  classify(missing_before, missing_after, diff.replaced, diff.rewired);
+  classify(missing_after, missing_before, diff.created, diff.rewired);
+  return diff;
 }
 
 std::string rewrite_to_dot(const Module& before, const Module& after, std::string_view title) {
   const RewriteDiff diff = diff_rewrite(before, after);
   const std::unordered_set<const Node*> replaced(diff.replaced.begin(), diff.replaced.end());
   const std::unordered_set<const Node*> created(diff.created.begin(), diff.created.end());
+  const std::unordered_set<const Node*> rewired(diff.rewired.begin(), diff.rewired.end());
 
   std::string dot = "digraph rewrite {\n";
   dot += fmt::format(
-      "  graph [label=\"{}\\nred: matched and replaced, green: created, double border: output\", labelloc=t, "
+      "  graph [label=\"{}\\nred: matched and replaced, green: created, dashed: same op on a changed input, double border: output\", labelloc=t, "
       "fontname=\"Helvetica\"];\n",
       escape_dot(title));
   dot += "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=10];\n";
   dot += "  edge [color=\"#555555\", arrowsize=0.6];\n";
   append_module(dot, before, "before", fmt::format("before ({} replaced)", diff.replaced.size()), replaced,
-                "fillcolor=\"#f4cccc\", color=\"#cc0000\", penwidth=2");
+                "fillcolor=\"#f4cccc\", color=\"#cc0000\", penwidth=2", rewired);
   append_module(dot, after, "after", fmt::format("after ({} created)", diff.created.size()), created,
-                "fillcolor=\"#d9ead3\", color=\"#38761d\", penwidth=2");
+                "fillcolor=\"#d9ead3\", color=\"#38761d\", penwidth=2", rewired);
   dot += "}\n";
   return dot;
 }

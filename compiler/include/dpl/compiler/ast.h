@@ -195,10 +195,14 @@ struct ExprAttr {
   int index = -1;  // sema: position in the op's attribute list
 };
 
-// `multiply(x, c)` or `op(x, c)` where `op` is an op variable bound on the left.
+struct ExternDecl;
+
+// `multiply(x, c)` or `op(x, c)` where `op` is an op variable bound on the left; also a call of an extern
+// predicate (in a guard) or rewriter (as the whole right-hand side).
 struct CallExpr {
   OpName op;
-  bool op_is_var = false;  // sema: `op.text` names an op variable
+  bool op_is_var = false;            // sema: `op.text` names an op variable
+  const ExternDecl* native = nullptr;  // sema: `op.text` names an extern predicate or rewriter
   std::vector<ExprPtr> operands;
   std::vector<ExprAttr> attrs;
 };
@@ -238,14 +242,41 @@ struct Expr {
 
 std::string_view binary_op_spelling(BinaryOp op);
 
+// The error for a call in a guard that is not of an extern predicate (the parser and sema both report it).
+inline constexpr const char* kGuardCallsNoOps =
+    "a guard reads properties of matched values (x.rank, c.value); it cannot call ops";
+
 // --- declarations ----------------------------------------------------------------------------------------------
+
+// `let y = matmul(x, w);` on the right: a value built once and named for the rest of the right-hand side.
+struct LetBinding {
+  std::string name;
+  SourceLoc name_loc;
+  ExprPtr value;
+};
 
 struct Rule {
   std::string name;
   SourceLoc name_loc;
   PatternPtr lhs;
   ExprPtr guard;  // `where ...`; may be null
+  std::vector<LetBinding> lets;  // in order, before `rhs`
   ExprPtr rhs;
+};
+
+// The right-hand side as written: `let y = matmul(x, w); add(y, y)`.
+std::string rhs_to_string(const Rule& rule);
+
+// `extern predicate is_aligned(x: Tensor) from "checks.h";`: a C++ function `bool is_aligned(const dpl::Node*)`
+// usable in guards; `extern rewriter NAME(...)`: `dpl::Node* NAME(dpl::Rewriter&, dpl::Node*...)`, usable as a
+// whole right-hand side, returning nullptr to decline.
+struct ExternDecl {
+  enum class Kind : uint8_t { Predicate, Rewriter };
+  Kind kind = Kind::Predicate;
+  std::string name;
+  SourceLoc name_loc;
+  std::vector<std::string> params;
+  std::string header;  // as written, included by the generated code
 };
 
 struct Pass {
@@ -279,6 +310,7 @@ struct AstFile {
   std::vector<Pass> passes;
   std::vector<PatternMacro> macros;
   std::vector<Import> imports;
+  std::vector<ExternDecl> externs;
 };
 
 // The file's base name and its stem turned into an identifier (`my-rules.dpl` -> `my_rules`).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "dpl/compiler/ast.h"
 #include "dpl/ir/op_registry.h"
@@ -21,6 +22,9 @@ struct EmittedCpp {
 
 // `file` must have passed sema. The output depends only on the file's contents, its base name and the options,
 // so it is byte-identical across machines and runs.
+// True for a C++ keyword, which cannot name a function the generated code calls (an extern).
+bool is_cpp_keyword(std::string_view name);
+
 EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& registry = OpRegistry::global());
 
 }  // namespace dpl::compiler
