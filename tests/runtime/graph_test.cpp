@@ -181,6 +181,72 @@ TEST_F(Graph, CompactPullsNewNodesBeforeTheirUsers) {
   EXPECT_EQ(verify(f), "");
 }
 
+TEST_F(Graph, CompactAfterEagerErasePullsLateOperandsForward) {
+  // What a pass leaves: the replaced node erased at once, so compact() takes its one-walk path.
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* c = named(b.call("tanh", {a}), "c");
+  Node* d = named(b.call("negative", {c}), "d");
+  b.output(d);
+  f.compact();
+  Node* n1 = named(b.call("log", {x}), "n1");
+  Node* n2 = named(b.call("sigmoid", {n1}), "n2");
+  f.replace_all_uses(c, n2);
+  EXPECT_EQ(f.erase_unused(c), 2u);  // c, then a
+  EXPECT_FALSE(f.order_is_topological());
+  f.compact();
+  EXPECT_TRUE(f.order_is_topological());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "n1", "n2", "d"}));
+  EXPECT_EQ(f.num_live_nodes(), 4u);
+  EXPECT_EQ(verify(f), "");
+
+  // Two new nodes, the user created before its new operand: the operand must move before it.
+  Node* m = named(b.call("exp", {x}), "m");
+  f.replace_all_uses(n1, m);
+  EXPECT_EQ(f.erase_unused(n1), 1u);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "m", "n2", "d"}));
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, CompactReordersWhenAnOlderNodeListedLaterReplacesAnOperand) {
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* c = named(b.call("tanh", {a}), "c");
+  Node* late = named(b.call("log", {x}), "late");
+  Node* d = named(b.call("add", {c, late}), "d");
+  b.output(d);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "a", "c", "late", "d"}));
+  f.replace_all_uses(a, late);  // c now uses a node listed after it; neither is new
+  EXPECT_FALSE(f.order_is_topological());
+  EXPECT_EQ(f.erase_unused(a), 1u);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "late", "c", "d"}));
+  EXPECT_EQ(late->num_users(), 2u);
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, CompactKeepsTheOrderWhenAReplacementIsListedEarlier) {
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* c = named(b.call("tanh", {a}), "c");
+  b.output(c);
+  f.compact();
+  Node* n = named(b.call("log", {x}), "n");
+  Node* user = named(b.call("negative", {n}), "user");
+  Node* n2 = named(b.call("sqrt", {x}), "n2");
+  Node* user2 = named(b.call("abs", {n}), "user2");
+  f.replace_all_uses(n, n2);  // user comes before n2 (late), user2 after it (in order)
+  EXPECT_FALSE(f.order_is_topological());
+  f.replace_all_uses(c, f.add_tuple(std::vector<Node*>{user, user2}));
+  f.erase_unused(c);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "n2", "user", "user2", ""}));
+  EXPECT_TRUE(n->is_dead());
+  EXPECT_EQ(verify(f), "");
+}
+
 TEST_F(Graph, EraseUnusedRemovesTransitively) {
   Node* x = b.param("x", f32({4}));
   Node* keep = b.call("exp", {x});

@@ -127,7 +127,13 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       if (operand != old_value) continue;
       operand = replacement;
       replacement->users_.push_back(user);
-      order_stale_ = true;
+      // Listed after its user unless both were appended since the last compact() in this order, or only the
+      // user was; for two older nodes assume the worst (compact() then merely checks the user's operands).
+      const bool listed_before_user = user->id_ >= appended_from_id_ && replacement->id_ < user->id_;
+      if (!listed_before_user) {
+        late_users_.push_back(user);
+        order_stale_ = true;
+      }
     }
   }
   if (output_ == old_value) output_ = replacement;
@@ -147,7 +153,8 @@ void drop_use(std::vector<Node*>& users, Node* user) {
 
 size_t Function::erase_unused(Node* node) {
   size_t removed = 0;
-  std::vector<Node*> pending = {node};
+  std::vector<Node*>& pending = erase_pending_;  // reused: rewrites call this once per rewrite
+  pending.assign(1, node);
   while (!pending.empty()) {
     Node* candidate = pending.back();
     pending.pop_back();
@@ -161,12 +168,83 @@ size_t Function::erase_unused(Node* node) {
       pending.push_back(operand);
     }
     candidate->drop_operands();
+    std::vector<Node*>().swap(candidate->users_);  // empty, but may hold memory; compact() no longer visits it
   }
   dead_in_order_ += removed;
   return removed;
 }
 
+namespace {
+// compact()'s marks per node id: already in the new order; a late user (see late_users_).
+constexpr uint8_t kEmitted = 1;
+constexpr uint8_t kLateUser = 2;
+}  // namespace
+
+void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
+                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order) {
+  emitted[root->id_] |= kEmitted;
+  dfs.emplace_back(root, 0);  // node, next operand to visit (iterative: graphs are deep)
+  while (!dfs.empty()) {
+    auto& [node, next] = dfs.back();
+    if (next < node->num_operands_) {
+      Node* operand = node->operand(next++);
+      if (!(emitted[operand->id_] & kEmitted)) {
+        emitted[operand->id_] |= kEmitted;
+        dfs.emplace_back(operand, 0);
+      }
+      continue;
+    }
+    order.push_back(node);
+    dfs.pop_back();
+  }
+}
+
 void Function::compact() {
+  if (!compact_if_all_used()) compact_unreachable();
+  late_users_.clear();
+  appended_from_id_ = next_id_;
+  dead_in_order_ = 0;
+  order_stale_ = false;
+}
+
+// After a rewrite pass erase_unused() has already removed every node a rewrite orphaned, so every live node but
+// the parameters and the output has a user. Then the output depends on all of them (the graph is acyclic) and
+// one walk over the order suffices: it drops the dead, and only the late users (nodes that a replacement gave an
+// operand listed after them) pull their late operands in before them; everyone else's operands come earlier.
+bool Function::compact_if_all_used() {
+  if (output_ == nullptr || output_->dead_) return false;
+  std::vector<Node*> order;
+  order.reserve(order_.size() - dead_in_order_);
+  std::vector<uint8_t> state;  // per node id; only needed to restore a stale order
+  std::vector<std::pair<Node*, size_t>> dfs;
+  if (order_stale_) {
+    state.assign(next_id_, 0);
+    for (Node* user : late_users_) state[user->id_] = kLateUser;
+  }
+  for (Node* param : params_) {
+    if (order_stale_) state[param->id_] = kEmitted;
+    order.push_back(param);
+  }
+  for (Node* node : order_) {
+    if (node->dead_ || node->kind_ == NodeKind::Param) continue;
+    if (node->users_.empty() && node != output_) return false;  // unreachable: needs compact_unreachable()
+    if (!order_stale_) {
+      order.push_back(node);  // its operands come earlier in a topological order
+    } else if (state[node->id_] & kEmitted) {
+      continue;  // pulled in before a late user
+    } else if (state[node->id_] & kLateUser) {
+      emit_after_operands(node, state, dfs, order);
+    } else {
+      state[node->id_] = kEmitted;
+      order.push_back(node);
+    }
+  }
+  order_ = std::move(order);
+  return true;
+}
+
+// The general case: removes what the output does not depend on, then rebuilds the order.
+void Function::compact_unreachable() {
   uint32_t id_count = next_id_;
   // 1. What the output depends on (iterative: graphs are deep).
   std::vector<uint8_t> reachable(id_count, 0);
@@ -206,8 +284,7 @@ void Function::compact() {
   for (Node* node : order_) {
     if (!node->dead_) continue;
     node->drop_operands();
-    node->users_.clear();
-    node->users_.shrink_to_fit();
+    std::vector<Node*>().swap(node->users_);
   }
 
   // 3. The new order: parameters, then the old order with any operand that comes too late pulled in first.
@@ -215,31 +292,14 @@ void Function::compact() {
   order.reserve(order_.size());
   std::vector<uint8_t> emitted(id_count, 0);
   for (Node* param : params_) {
-    emitted[param->id_] = 1;
+    emitted[param->id_] = kEmitted;
     order.push_back(param);
   }
-  std::vector<std::pair<Node*, size_t>> dfs;  // node, next operand to visit
+  std::vector<std::pair<Node*, size_t>> dfs;
   for (Node* root : order_) {
-    if (root->dead_ || emitted[root->id_]) continue;
-    emitted[root->id_] = 1;
-    dfs.emplace_back(root, 0);
-    while (!dfs.empty()) {
-      auto& [node, next] = dfs.back();
-      if (next < node->num_operands_) {
-        Node* operand = node->operand(next++);
-        if (!emitted[operand->id_]) {
-          emitted[operand->id_] = 1;
-          dfs.emplace_back(operand, 0);
-        }
-        continue;
-      }
-      order.push_back(node);
-      dfs.pop_back();
-    }
+    if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order);
   }
   order_ = std::move(order);
-  dead_in_order_ = 0;
-  order_stale_ = false;
 }
 
 const AttrValue* Function::find_attr(std::string_view key) const {

@@ -1,6 +1,7 @@
 // IR types: dtype names, interned dimension symbols and the global hash-consing table of types.
 #include "dpl/ir/types.h"
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -189,7 +190,21 @@ TypeRef Type::object() {
 }
 
 TypeRef Type::tensor(DType dtype, std::span<const Dim> dims) {
-  return type_table().intern(TypeKey{TypeKind::Tensor, dtype, static_cast<int>(dims.size()), true, dims, {}});
+  auto intern_tensor = [dtype](std::span<const Dim> shape) {
+    return type_table().intern(TypeKey{TypeKind::Tensor, dtype, static_cast<int>(shape.size()), true, shape, {}});
+  };
+  if (!dims.empty()) return intern_tensor(dims);
+  // Scalars are what rewrites create most (`const(2.0)`): one interned type per dtype, looked up without the
+  // table's lock and hash.
+  static const auto scalars = [] {
+    std::array<TypeRef, static_cast<size_t>(DType::Float64) + 1> types{};
+    for (size_t i = 0; i < types.size(); ++i) {
+      types[i] = type_table().intern(TypeKey{TypeKind::Tensor, static_cast<DType>(i), 0, true, {}, {}});
+    }
+    return types;
+  }();
+  const auto index = static_cast<size_t>(dtype);
+  return index < scalars.size() ? scalars[index] : intern_tensor(dims);
 }
 
 TypeRef Type::tensor_of_rank(DType dtype, int rank) {

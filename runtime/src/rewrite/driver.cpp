@@ -171,9 +171,11 @@ bool Rewriter::replace(Node* root, Node* replacement) {
   }
   // The driver knows every node with an id below queued_.size(); the others were created by this rewrite.
   const size_t known = queued_.size();
-  std::vector<Node*> created;
+  std::vector<Node*>& created = created_scratch_;
+  created.clear();
   collect_created(replacement, root, known, created);
-  std::vector<Node*> users(root->users().begin(), root->users().end());
+  std::vector<Node*>& users = users_scratch_;
+  users.assign(root->users().begin(), root->users().end());
   const bool replacement_is_new = !created.empty() && created.back() == replacement;
   // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
   if (replacement_is_new && replacement->name().empty()) replacement->set_name(root->name());
@@ -214,9 +216,8 @@ PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& o
 
   // Seeded in reverse so that popping the stack visits operands before their users.
   std::vector<Node*> worklist;
-  std::vector<uint8_t> queued;
+  std::vector<uint8_t> queued(function.node_id_bound(), 0);
   worklist.reserve(function.nodes().size());
-  for (const Node* node : function.nodes()) queued.resize(std::max<size_t>(queued.size(), node->id() + 1), 0);
   for (auto it = function.nodes().rbegin(); it != function.nodes().rend(); ++it) {
     Node* node = *it;
     if (!worth_visiting(function, node)) continue;

@@ -177,6 +177,13 @@ class Function {
 
  private:
   Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
+  // compact() in one walk when every live node but the parameters and the output has a user; false (nothing
+  // changed) otherwise.
+  bool compact_if_all_used();
+  void compact_unreachable();  // compact() when some live node may be unreachable from the output
+  // Appends `root` to `order` after those of its operands (transitively) not emitted yet, marking them.
+  static void emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
+                                  std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order);
 
   std::string name_;
   // Nodes live in fixed-size blocks: stable addresses, one allocation per kArenaBlock nodes.
@@ -189,6 +196,11 @@ class Function {
   TypeRef declared_return_type_ = nullptr;
   size_t dead_in_order_ = 0;  // nodes erase_unused() removed that nodes() still lists
   bool order_stale_ = false;
+  // Nodes that replace_all_uses() gave an operand listed after them: the only ones compact() must reorder.
+  std::vector<Node*> late_users_;
+  // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
+  uint32_t appended_from_id_ = 0;
+  std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
   std::vector<FuncAttr> attrs_;
   bool private_ = false;
   bool dataflow_ = true;

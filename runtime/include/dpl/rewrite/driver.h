@@ -82,6 +82,9 @@ class Rewriter {
   std::vector<Node*>& worklist_;
   std::vector<uint8_t>& queued_;
   std::string last_error_;
+  // Reused by every replace(): the nodes a rewrite created and the matched node's users.
+  std::vector<Node*> created_scratch_;
+  std::vector<Node*> users_scratch_;
 };
 
 PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options = {});
