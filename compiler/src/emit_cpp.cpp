@@ -64,7 +64,6 @@ std::string op_constant(const OpInfo& info) {
 
 // What the generated source needs beyond the dpl headers.
 struct Needs {
-  bool constant_dtype = false;  // the helper function below
   bool string = false;
   bool vector = false;
   bool variant = false;  // std::monostate, std::get
@@ -152,7 +151,7 @@ const std::set<std::string>& reserved_names() {
   static const std::set<std::string> names = [] {
     std::set<std::string> all(cpp_keywords().begin(), cpp_keywords().end());
     // Names the generated code itself relies on.
-    all.insert({"dpl", "std", "int64_t", "root", "rewriter", "constant_dtype", "main"});
+    all.insert({"dpl", "std", "int64_t", "root", "rewriter", "main"});
     return all;
   }();
   return names;
@@ -596,8 +595,7 @@ class RuleEmitter {
     if (constant.dtype) {
       dtype = dtype_constant(*constant.dtype);
     } else {
-      needs_.constant_dtype = true;
-      dtype = "constant_dtype({" + (sibling != nullptr ? *sibling + ", " : std::string()) + "root})";
+      dtype = "dpl::first_known_dtype({" + (sibling != nullptr ? *sibling + ", " : std::string()) + "root})";
     }
     return "rewriter.scalar(" + format_double(constant.value) + ", " + dtype + ")";
   }
@@ -1032,7 +1030,6 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.line("#include \"" + result.header_name + "\"");
   source.blank();
   std::vector<std::string> system_includes = {"<cstdint>"};
-  if (needs.constant_dtype) system_includes.push_back("<initializer_list>");
   if (needs.string) system_includes.push_back("<string>");
   if (needs.string_view) system_includes.push_back("<string_view>");
   if (needs.variant) system_includes.push_back("<variant>");
@@ -1054,23 +1051,9 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   open_namespace(source, options.namespace_name);
   source.line("namespace {");
   source.blank();
-  if (needs.constant_dtype) {
-    source.line("// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.");
-    source.line("dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {");
-    source.indent();
-    source.line("for (const dpl::Node* node : candidates) {");
-    source.indent();
-    source.line("dpl::TypeRef type = node->type();");
-    source.line(
-        "if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();");
-    source.dedent();
-    source.line("}");
-    source.line("return dpl::DType::Float32;");
-    source.dedent();
-    source.line("}");
-    source.blank();
-  }
-  source.line(rules_code.str());  // ends with a blank line already
+  std::string rules_text = rules_code.str();  // each rule function ends with a blank line already
+  if (rules_text.ends_with('\n')) rules_text.pop_back();
+  source.line(rules_text);
 
   // Per pass: the dispatching matcher and the rule table (file-local), then the public PassDef accessors, then
   // the registrations.

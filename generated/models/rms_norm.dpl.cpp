@@ -103,7 +103,6 @@ bool rule_rms_norm_2(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass models_fuse_rms_norm on `root`; returns the index of the rule that fired, or -1.
 int match_models_fuse_rms_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

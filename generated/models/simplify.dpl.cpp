@@ -36,7 +36,6 @@ bool rule_add_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass models_simplify on `root`; returns the index of the rule that fired, or -1.
 int match_models_simplify(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -219,7 +219,6 @@ bool rule_cancel_head_transposes(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, x);
 }
 
-
 // Tries the rules of pass models_fuse_attention on `root`; returns the index of the rule that fired, or -1.
 int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -118,7 +118,6 @@ bool rule_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass seed000_attention on `root`; returns the index of the rule that fired, or -1.
 int match_seed000_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

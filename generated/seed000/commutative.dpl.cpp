@@ -2,7 +2,6 @@
 #include "commutative.dpl.h"
 
 #include <cstdint>
-#include <initializer_list>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -10,15 +9,6 @@
 
 namespace dpl_passes {
 namespace {
-
-// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.
-dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
-  for (const dpl::Node* node : candidates) {
-    dpl::TypeRef type = node->type();
-    if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();
-  }
-  return dpl::DType::Float32;
-}
 
 // rule one_to_two (commutative.dpl:7), all 2 alternatives (they differ in the root op only)
 // (op: add | multiply)(x, c: const) where c.value == 1.0 => op(x, const(2.0))
@@ -31,13 +21,12 @@ bool rule_one_to_two_1(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (!c->literal().is_scalar()) continue;
     const double c_value = c->literal().values[0];
     if (!(c_value == 1.0)) continue;
-    dpl::Node* op1 = rewriter.call(op, {x, rewriter.scalar(2.0, constant_dtype({x, root}))});
+    dpl::Node* op1 = rewriter.call(op, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))});
     if (op1 == nullptr) continue;
     if (rewriter.replace(root, op1)) return true;
   }
   return false;
 }
-
 
 // Tries the rules of pass seed000_commutative on `root`; returns the index of the rule that fired, or -1.
 int match_seed000_commutative(dpl::Rewriter& rewriter, dpl::Node* root) {

@@ -31,7 +31,6 @@ bool rule_distribute_const_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass seed000_distribute on `root`; returns the index of the rule that fired, or -1.
 int match_seed000_distribute(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -2,7 +2,6 @@
 #include "keep_original.dpl.h"
 
 #include <cstdint>
-#include <initializer_list>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -10,15 +9,6 @@
 
 namespace dpl_passes {
 namespace {
-
-// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.
-dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
-  for (const dpl::Node* node : candidates) {
-    dpl::TypeRef type = node->type();
-    if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();
-  }
-  return dpl::DType::Float32;
-}
 
 // rule quadruple_float16 (keep_original.dpl:6)
 // add(a: add(x, x), a) where x.dtype == float16 => multiply(x, const(4.0))
@@ -29,11 +19,10 @@ bool rule_quadruple_float16(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = a->operand(0);
   if (a->operand(1) != x) return false;
   if (!(x->type()->dtype() == dpl::DType::Float16)) return false;
-  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(4.0, constant_dtype({x, root}))});
+  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))});
   if (multiply1 == nullptr) return false;
   return rewriter.replace(root, multiply1);
 }
-
 
 // Tries the rules of pass seed000_keep_original on `root`; returns the index of the rule that fired, or -1.
 int match_seed000_keep_original(dpl::Rewriter& rewriter, dpl::Node* root) {

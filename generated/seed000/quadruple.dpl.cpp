@@ -2,7 +2,6 @@
 #include "quadruple.dpl.h"
 
 #include <cstdint>
-#include <initializer_list>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -10,15 +9,6 @@
 
 namespace dpl_passes {
 namespace {
-
-// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.
-dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
-  for (const dpl::Node* node : candidates) {
-    dpl::TypeRef type = node->type();
-    if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();
-  }
-  return dpl::DType::Float32;
-}
 
 // rule quadruple (quadruple.dpl:4)
 // add(a: add(x, x), a) => multiply(x, const(4.0))
@@ -28,11 +18,10 @@ bool rule_quadruple(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!a->is_call_of(dpl::op::add)) return false;
   dpl::Node* x = a->operand(0);
   if (a->operand(1) != x) return false;
-  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(4.0, constant_dtype({x, root}))});
+  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))});
   if (multiply1 == nullptr) return false;
   return rewriter.replace(root, multiply1);
 }
-
 
 // Tries the rules of pass seed000_quadruple on `root`; returns the index of the rule that fired, or -1.
 int match_seed000_quadruple(dpl::Rewriter& rewriter, dpl::Node* root) {

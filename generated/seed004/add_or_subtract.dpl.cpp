@@ -33,7 +33,6 @@ bool rule_add_or_subtract_zero_2(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, x);
 }
 
-
 // Tries the rules of pass seed004_add_or_subtract_zero on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_add_or_subtract_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

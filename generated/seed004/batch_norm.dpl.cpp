@@ -69,7 +69,6 @@ bool rule_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass seed004_fold_batch_norm on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -26,7 +26,6 @@ bool rule_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, add1);
 }
 
-
 // Tries the rules of pass seed004_constant_conv_bias_to_add on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

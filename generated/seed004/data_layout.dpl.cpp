@@ -36,7 +36,6 @@ bool rule_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, permute_dims2);
 }
 
-
 // Tries the rules of pass seed004_nhwc_conv2d_to_nchw on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -2,7 +2,6 @@
 #include "diamond.dpl.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <variant>
 
 #include "dpl/ir/graph.h"
@@ -11,15 +10,6 @@
 
 namespace dpl_passes {
 namespace {
-
-// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.
-dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
-  for (const dpl::Node* node : candidates) {
-    dpl::TypeRef type = node->type();
-    if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();
-  }
-  return dpl::DType::Float32;
-}
 
 // rule relu_plus_leaky_relu (diamond.dpl:6)
 // add(nn.relu(c: nn.conv2d(var(), var())), nn.leaky_relu(c, alpha=a)) => multiply(nn.leaky_relu(c, alpha=a / 2), const(2.0))
@@ -37,13 +27,12 @@ bool rule_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (c->operand(1)->kind() != dpl::NodeKind::Param) continue;
     dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, dpl::AttrList{/*alpha=*/static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)))});
     if (nn_leaky_relu2 == nullptr) continue;
-    dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, constant_dtype({nn_leaky_relu2, root}))});
+    dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))});
     if (multiply1 == nullptr) continue;
     if (rewriter.replace(root, multiply1)) return true;
   }
   return false;
 }
-
 
 // Tries the rules of pass seed004_relu_plus_leaky_relu on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root) {

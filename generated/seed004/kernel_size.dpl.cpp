@@ -39,7 +39,6 @@ bool rule_kernel_3x3_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, nn_conv2d1);
 }
 
-
 // Tries the rules of pass seed004_3x3_kernels_to_hwio on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_3x3_kernels_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -62,7 +62,6 @@ bool rule_binary_op_of_transposes_2(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, permute_dims3);
 }
 
-
 // Tries the rules of pass seed004_binary_op_of_transposes on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -43,7 +43,6 @@ bool rule_conv_block_global_mean_to_pool_2(dpl::Rewriter& rewriter, dpl::Node* r
   return rewriter.replace(root, nn_adaptive_avg_pool2d1);
 }
 
-
 // Tries the rules of pass seed004_conv_block_global_pool on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_conv_block_global_pool(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -36,7 +36,6 @@ bool rule_plus_zero_2(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
-
 // Tries the rules of pass seed004_plus_zero on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_plus_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -2,7 +2,6 @@
 #include "tuple_item.dpl.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <vector>
 
 #include "dpl/ir/graph.h"
@@ -11,15 +10,6 @@
 
 namespace dpl_passes {
 namespace {
-
-// The dtype of a new constant: the first of `candidates` with a known tensor dtype, else float32.
-dpl::DType constant_dtype(std::initializer_list<const dpl::Node*> candidates) {
-  for (const dpl::Node* node : candidates) {
-    dpl::TypeRef type = node->type();
-    if (type != nullptr && type->is_tensor() && type->dtype() != dpl::DType::Unknown) return type->dtype();
-  }
-  return dpl::DType::Float32;
-}
 
 // rule decompose_batch_norm_relu (tuple_item.dpl:9)
 // nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(9.999999747378752e-06)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
@@ -45,7 +35,7 @@ bool rule_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (expand_dims1 == nullptr) return false;
   dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {x, expand_dims1});
   if (subtract1 == nullptr) return false;
-  dpl::Node* add1 = rewriter.call(dpl::op::add, {var, rewriter.scalar(9.999999747378752e-06, constant_dtype({var, root}))});
+  dpl::Node* add1 = rewriter.call(dpl::op::add, {var, rewriter.scalar(9.999999747378752e-06, dpl::first_known_dtype({var, root}))});
   if (add1 == nullptr) return false;
   dpl::Node* rsqrt1 = rewriter.call(dpl::op::rsqrt, {add1});
   if (rsqrt1 == nullptr) return false;
@@ -63,7 +53,6 @@ bool rule_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (nn_relu1 == nullptr) return false;
   return rewriter.replace(root, nn_relu1);
 }
-
 
 // Tries the rules of pass seed004_decompose_batch_norm_relu on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {

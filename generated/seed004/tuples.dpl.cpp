@@ -53,7 +53,6 @@ bool rule_flatten_concat_right(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace(root, concat2);
 }
 
-
 // Tries the rules of pass seed004_flatten_concat on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_flatten_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -80,7 +80,6 @@ bool rule_conv2d_relu_1x32x28x28_to_nhwc(dpl::Rewriter& rewriter, dpl::Node* roo
   return rewriter.replace(root, permute_dims2);
 }
 
-
 // Tries the rules of pass seed004_types on `root`; returns the index of the rule that fired, or -1.
 int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;

@@ -348,4 +348,12 @@ std::string format_stats(const PassStats& stats, std::span<const RuleInfo> rules
   return text;
 }
 
+DType first_known_dtype(std::initializer_list<const Node*> candidates) {
+  for (const Node* node : candidates) {
+    TypeRef type = node->type();
+    if (type != nullptr && type->is_tensor() && type->dtype() != DType::Unknown) return type->dtype();
+  }
+  return DType::Float32;
+}
+
 }  // namespace dpl

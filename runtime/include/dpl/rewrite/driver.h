@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +52,10 @@ struct RunOptions {
   bool verify_each = false;      // run the IR verifier after every rewrite (tests)
   uint64_t budget_per_node = 16;  // rewrite budget = budget_per_node * live nodes + 1024
 };
+
+// The dtype a new constant takes when a rule does not name one: that of the first candidate with a known tensor
+// dtype (compiled rules pass the constant's sibling operand, then the node being replaced), else float32.
+DType first_known_dtype(std::initializer_list<const Node*> candidates);
 
 // What compiled right-hand sides call. Node-creating calls return nullptr when type inference fails; the
 // matcher then declines the rule.
