@@ -9,6 +9,9 @@ file : item* EOF ;
 item
   : passDecl
   | ruleDecl
+  | multiRuleDecl
+  | partitionDecl
+  | pipelineDecl
   | patternDecl
   | importDecl
   | externDecl
@@ -20,10 +23,34 @@ passDecl : 'pass' ident description=STRING? '{' passItem* '}' ;
 
 passItem
   : ruleDecl
+  | multiRuleDecl
+  | partitionDecl
   | patternDecl
   ;
 
-ruleDecl : 'rule' ident ':' lhs=expr ('where' guard=expr)? '=>' letBinding* rhs=expr ';' ;
+ruleDecl : 'rule' ident ruleOption* ':' lhs=expr ('where' guard=expr)? '=>' letBinding* rhs=expr ';' ;
+
+// `priority 2` (higher is tried first; default 0) and `once` (never fires on a node this pass created).
+ruleOption
+  : 'priority' negative='-'? INT                             # priorityOption
+  | 'once'                                                   # onceOption
+  ;
+
+// Several roots sharing bound values (TVM's rewrite_bindings): the first root is matched at the visited node,
+// each later one among the users of values bound before it. A `group` root collects every fitting user.
+multiRuleDecl
+  : 'rule' ident ruleOption* '{' rootDecl+ ('where' guard=expr ';')? '=>' letBinding* rootRewrite* '}' ;
+
+rootDecl : group='group'? ident ':' pattern=expr ('where' guard=expr)? ';' ;
+
+rootRewrite : ident '=>' value=expr ';' ;
+
+// `partition "ccompiler.add_sub_mul": multiply(add(x, y), subtract(x, y));`: each match becomes a call of a
+// new composite function.
+partitionDecl : 'partition' name=STRING ruleOption* ':' pattern=expr ('where' guard=expr)? ';' ;
+
+// `pipeline fuse_all = simplify, fuse_attention;`: passes run in sequence under one name.
+pipelineDecl : 'pipeline' ident description=STRING? '=' ident (',' ident)* ';' ;
 
 // `let y = matmul(x, w);` before the final right-hand-side expression names a value built once.
 letBinding : 'let' ident '=' value=expr ';' ;
@@ -70,8 +97,9 @@ argument
   | expr                                                     # positionalArgument
   ;
 
-// `where` is also an op (R.where), so it stays usable as a name; so are the declaration words `extern`, `from`.
-ident : IDENT | 'where' | 'extern' | 'from' ;
+// `where` is also an op (R.where), so it stays usable as a name; so are the other words that only have a
+// meaning at one place of a declaration.
+ident : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' ;
 
 INT : [0-9]+ ;
 FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;

@@ -87,7 +87,7 @@ PatternPtr clone(const Pattern& pattern) {
                                 return BindPattern{p.name, p.name_loc, clone(*p.inner)};
                               },
                               [](const CallPattern& p) -> decltype(Pattern::node) {
-                                CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs};
+                                CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs, p.composite};
                                 for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
                                 return call;
                               },
@@ -256,9 +256,12 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
           },
           [&](const CallPattern& p) {
             std::vector<std::vector<PatternPtr>> combinations = combinations_of(p.operands);
-            for (const OpName& op : p.ops) {
+            // A composite call has no op names but stands for itself once.
+            std::vector<OpName> ops = p.composite ? std::vector<OpName>{OpName{}} : p.ops;
+            for (const OpName& op : ops) {
               for (std::vector<PatternPtr>& operands : combinations) {
-                CallPattern call{{op}, p.op_var, p.op_var_loc, false, {}, p.attrs};
+                CallPattern call{p.composite ? std::vector<OpName>{} : std::vector<OpName>{op}, p.op_var, p.op_var_loc,
+                                 false, {}, p.attrs, p.composite};
                 for (const PatternPtr& operand : operands) call.operands.push_back(clone(*operand));
                 out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, std::move(call)}));
               }

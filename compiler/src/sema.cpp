@@ -622,6 +622,10 @@ class Checker {
         return "an attribute value";
       case ExprType::Op:
         return "an op";
+      case ExprType::ValueList:
+        return "a list of graph values (one per group member)";
+      case ExprType::NumberList:
+        return "a list of numbers";
     }
     return "unknown";
   }

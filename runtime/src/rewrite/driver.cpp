@@ -128,7 +128,7 @@ std::map<std::string_view, const PassDef*>& registered_passes() {
 // --- Rewriter ---
 
 Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued)
-    : function_(function), worklist_(worklist), queued_(queued) {}
+    : function_(function), first_new_id_(function.node_id_bound()), worklist_(worklist), queued_(queued) {}
 
 Node* Rewriter::call(OpId op, std::span<Node* const> operands, AttrList attrs) {
   return function_.add_call(op, operands, std::move(attrs), last_error_);

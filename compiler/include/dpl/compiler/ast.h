@@ -70,6 +70,9 @@ struct CallPattern {
   bool optional = false;  // `nn.relu?(x)`: the call or its single operand
   std::vector<PatternPtr> operands;
   std::vector<PatternAttr> attrs;
+  // `composite("ccompiler.add_sub_mul")(x, y)`: a call of a module function whose `Composite` attribute is this
+  // name (a function a partition created); `ops` is then empty and `attrs` too.
+  std::optional<std::string> composite;
 };
 
 // `const` (any constant), `const(2.0)` (a scalar with that value), `const(2.0, float16)` (and that dtype).
@@ -139,6 +142,8 @@ enum class ExprType : uint8_t {
   IntList,
   Attr,  // a captured attribute of a kind not usable as one of the above (compared as a whole)
   Op,
+  ValueList,   // a variable bound inside a group root: one value per member
+  NumberList,  // `w.shape[1]` over a value list, `split_indices(...)`
 };
 
 // A use of a variable bound on the left. In a guard, a name that is not bound and spells a dtype (`float32`)
@@ -255,13 +260,47 @@ struct LetBinding {
   ExprPtr value;
 };
 
-struct Rule {
+// `priority N` and `once` after a rule's name.
+struct RuleOptions {
+  int priority = 0;  // higher is tried first; equal priorities: more specific first, then declaration order
+  SourceLoc priority_loc;  // line 0 when not written
+  bool once = false;       // never fires on a node created during this run of the pass
+};
+
+// One root of a multi-root rule: `q: matmul(x, wq);` or `group ms: matmul(x, w: const) where w.rank == 2;`.
+// Variables first bound inside a group root are lists (one entry per member) everywhere else in the rule.
+struct RootDecl {
   std::string name;
   SourceLoc name_loc;
-  PatternPtr lhs;
-  ExprPtr guard;  // `where ...`; may be null
-  std::vector<LetBinding> lets;  // in order, before `rhs`
-  ExprPtr rhs;
+  bool group = false;
+  PatternPtr pattern;
+  ExprPtr guard;  // may be null; for a group, checked per member while collecting
+};
+
+// `q => p[0];` in a multi-root rule: what replaces the root named `root`. For a group root the value is a tuple
+// (or a list-valued expression) whose i-th field replaces the i-th member.
+struct RootRewrite {
+  std::string root;
+  SourceLoc loc;
+  ExprPtr value;
+};
+
+struct Rule {
+  enum class Kind : uint8_t {
+    Rewrite,    // `rule NAME: lhs => rhs;`
+    MultiRoot,  // `rule NAME { roots => lets rewrites }`
+    Partition,  // `partition "composite.name": lhs;` (`name` holds the composite name)
+  };
+  Kind kind = Kind::Rewrite;
+  std::string name;
+  SourceLoc name_loc;
+  RuleOptions options;
+  PatternPtr lhs;  // Rewrite and Partition
+  ExprPtr guard;   // `where ...`; may be null
+  std::vector<LetBinding> lets;  // in order, before `rhs` / `rewrites`
+  ExprPtr rhs;     // Rewrite only
+  std::vector<RootDecl> roots;        // MultiRoot only, in matching order
+  std::vector<RootRewrite> rewrites;  // MultiRoot only
 };
 
 // The right-hand side as written: `let y = matmul(x, w); add(y, y)`.
@@ -277,6 +316,15 @@ struct ExternDecl {
   SourceLoc name_loc;
   std::vector<std::string> params;
   std::string header;  // as written, included by the generated code
+};
+
+// `pipeline all = simplify, fuse_attention;`: registered like a pass; running it runs the passes in order.
+struct PipelineDecl {
+  std::string name;
+  SourceLoc name_loc;
+  std::string description;
+  std::vector<std::string> passes;
+  std::vector<SourceLoc> pass_locs;
 };
 
 struct Pass {
@@ -311,6 +359,7 @@ struct AstFile {
   std::vector<PatternMacro> macros;
   std::vector<Import> imports;
   std::vector<ExternDecl> externs;
+  std::vector<PipelineDecl> pipelines;
 };
 
 // The file's base name and its stem turned into an identifier (`my-rules.dpl` -> `my_rules`).

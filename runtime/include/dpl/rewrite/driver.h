@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dpl/ir/graph.h"
@@ -24,12 +25,26 @@ class Rewriter;
 // graph as it was (nodes it created and did not use are removed as dead).
 using MatchFn = int (*)(Rewriter& rewriter, Node* root);
 
+// The order in which the sweep first visits a function's nodes (docs/semantics.md). Rewrite passes visit operands
+// before users, so a rule sees its operands already simplified; partition passes visit users first, so each
+// match is as large as it can be (a conv2d+bn+relu is carved out before the conv2d+bn inside it can be).
+enum class VisitOrder : uint8_t { OperandsFirst, UsersFirst };
+
 struct PassDef {
   std::string_view name;
   std::string_view description;
   std::string_view source;  // the .dpl file it was compiled from
   std::span<const RuleInfo> rules;
   MatchFn match = nullptr;
+  VisitOrder order = VisitOrder::OperandsFirst;
+};
+
+// `pipeline NAME = a, b, c;` in a .dpl file: passes run in sequence under one name.
+struct PipelineDef {
+  std::string_view name;
+  std::string_view description;
+  std::string_view source;
+  std::span<const std::string_view> passes;
 };
 
 struct PassStats {
@@ -77,6 +92,27 @@ class Rewriter {
   // Declines (returns false, graph unchanged apart from unused new nodes) when the replacement's type differs
   // from root's in dtype, rank or a static dimension.
   bool replace(Node* root, Node* replacement);
+  // All or nothing: checks every (root, replacement) pair as replace() does, then replaces them all (multi-root
+  // and group rules). Declines, changing nothing, when any pair does not fit.
+  bool replace_all(std::span<const std::pair<Node*, Node*>> replacements);
+
+  // Carves the match rooted at `root` into a new module function and replaces `root` with a call of it. The
+  // match is every node reachable from `root` through operands without passing through `inputs` (the values the
+  // pattern's leaves bound, in pattern order; duplicates ignored). Constant inputs are copied into the function,
+  // the others become its parameters in order. The function gets the attributes Composite=`composite` and
+  // Primitive=True and a name from the matched ops (`fused_nn_conv2d_nn_batch_norm`, made unique). Declines
+  // (nullptr, last_error() says why) when a matched value other than `root` is used outside the match, or when
+  // the pass runs on a function outside a module.
+  Node* partition(std::string_view composite, Node* root, std::span<Node* const> inputs);
+
+  // The `Composite` attribute of the function a FuncCall node calls; empty when it has none (or no module).
+  std::string_view composite_of(const Node* func_call) const;
+
+  // True for nodes created during this run of the pass (`once` rules never fire on them).
+  bool created_in_run(const Node* node) const { return node->id() >= first_new_id_; }
+
+  Module* module() const { return module_; }  // nullptr when the pass runs on a lone function
+  void set_module(Module* module) { module_ = module; }
 
   const std::string& last_error() const { return last_error_; }
 
@@ -84,6 +120,8 @@ class Rewriter {
   void enqueue(Node* node);
 
   Function& function_;
+  Module* module_ = nullptr;
+  uint32_t first_new_id_ = 0;
   std::vector<Node*>& worklist_;
   std::vector<uint8_t>& queued_;
   std::string last_error_;
@@ -101,6 +139,13 @@ class PassRegistry {
   static void add(const PassDef& pass);
   static const PassDef* find(std::string_view name);
   static std::vector<const PassDef*> all();  // sorted by name
+  static void add_pipeline(const PipelineDef& pipeline);
+  static const PipelineDef* find_pipeline(std::string_view name);
+  static std::vector<const PipelineDef*> all_pipelines();  // sorted by name
+};
+
+struct PipelineRegistration {
+  explicit PipelineRegistration(const PipelineDef& pipeline) { PassRegistry::add_pipeline(pipeline); }
 };
 
 struct PassRegistration {
