@@ -161,4 +161,20 @@ size_t cascade_tree_nodes(size_t depth) {
   return 2 * depth + 4;
 }
 
+void build_qkv_groups(Function& function, size_t groups) {
+  Builder b(function);
+  const TypeRef weight_type = f32({16, 16});
+  Node* x = b.param("x", f32({4, 16}));
+  for (size_t group = 0; group < groups; ++group) {
+    const std::string prefix = "g" + std::to_string(group) + "_w";
+    Node* q = b.call("matmul", {x, b.param(prefix + "q", weight_type)});
+    Node* k = b.call("matmul", {x, b.param(prefix + "k", weight_type)});
+    Node* v = b.call("matmul", {x, b.param(prefix + "v", weight_type)});
+    x = b.call("add", {b.call("add", {q, k}), v});
+  }
+  b.output(x);
+}
+
+size_t qkv_group_nodes() { return 8; }
+
 }  // namespace dpl::bench

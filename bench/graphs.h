@@ -1,4 +1,5 @@
-// Synthetic graph generators for the benchmarks: the add chain, transformer-like encoders, distribute cascades.
+// Synthetic graph generators for the benchmarks: the add chain, transformer-like encoders, distribute cascades,
+// QKV groups.
 #pragma once
 
 #include <cstddef>
@@ -42,5 +43,13 @@ size_t transformer_layers_for_bindings(size_t bindings);
 void build_distribute_cascade(Function& function, size_t trees, size_t depth);
 // Nodes of one tree of the cascade (parameters, adds, constant, multiply, the add that sums it in).
 size_t cascade_tree_nodes(size_t depth);
+
+// The QKV groups of issue 5 (where TVM's rewrite_bindings is quadratic in the number of groups): `groups` groups
+// in a row, each three parallel matmuls `matmul(x, wq)`, `matmul(x, wk)`, `matmul(x, wv)` of the group input x
+// with their own rank-2 weights, summed `add(add(q, k), v)` into the next group's input; the output is the last
+// sum. Each group is one site for a multi-root rule combining the three matmuls (examples/seed002/combine_qkv.dpl).
+void build_qkv_groups(Function& function, size_t groups);
+// Nodes of one group (three weights, three matmuls, two adds).
+size_t qkv_group_nodes();
 
 }  // namespace dpl::bench

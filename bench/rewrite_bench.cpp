@@ -1,14 +1,21 @@
 // Rewrite benchmarks (issue 5): the add chain, synthetic transformers, the floor (a bare loop over the nodes),
-// 1..256 rules on one root op, and dpl's worklist driver against the re-scan-to-fixed-point baseline.
+// 1..256 rules on one root op, dpl's worklist driver against the re-scan-to-fixed-point baseline, QKV groups
+// combined by a multi-root rule, and compiled passes against the rule interpreter running the same rules.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
+#include "combine_qkv.dpl.h"
+#include "dpl/compiler/rule_interpreter.h"
 #include "graphs.h"
 #include "measure.h"
 #include "same_root_1.dpl.h"
@@ -58,6 +65,30 @@ void floor_loop(benchmark::State& state, size_t layers) {
   state.counters["nodes"] = static_cast<double>(nodes);
   state.counters["sweeps"] = static_cast<double>(sweeps);
   set_ns_per(state, "node", seconds, static_cast<double>(nodes * sweeps));
+}
+
+// The passes of `bench/rules/<file>` prepared for the rule interpreter; the process exits when they cannot be
+// (the interpreter says why on stderr), since the interpreted benchmarks would otherwise measure nothing.
+const compiler::LoadedRules& interpreted_rules(const std::string& file) {
+  static std::vector<std::unique_ptr<compiler::LoadedRules>> loaded;  // alive while benchmarks run
+  std::string error;
+  std::unique_ptr<compiler::LoadedRules> rules =
+      compiler::load_rules(std::string(DPL_BENCH_RULES_DIR) + "/" + file, std::cerr, error);
+  if (rules == nullptr) {
+    std::cerr << "bench_rewrite: cannot interpret " << file << (error.empty() ? "" : ": " + error) << "\n";
+    std::exit(1);
+  }
+  loaded.push_back(std::move(rules));
+  return *loaded.back();
+}
+
+const PassDef& interpreted_pass(const std::string& file, std::string_view name) {
+  const PassDef* pass = interpreted_rules(file).interpreter->find_pass(name);
+  if (pass == nullptr) {
+    std::cerr << "bench_rewrite: " << file << " has no pass " << name << "\n";
+    std::exit(1);
+  }
+  return *pass;
 }
 
 void register_all(const BenchOptions& options) {
@@ -121,6 +152,29 @@ void register_all(const BenchOptions& options) {
                             trees * depth);
     }
   }
+
+  // 9. QKV groups (TVM's rewrite_bindings is quadratic here): G groups of three matmuls sharing their input,
+  // combined by the multi-root rule of examples/seed002/combine_qkv.dpl. Linear means flat ns per group.
+  const std::vector<size_t> group_counts = options.smoke ? std::vector<size_t>{100}
+                                                 : std::vector<size_t>{100, 1000, 10'000};
+  for (size_t groups : group_counts) {
+    add_rewrite_benchmark(fmt::format("qkv/{}", groups),
+                          synthetic([groups](Function& function) { build_qkv_groups(function, groups); }),
+                          worklist_driver(dpl_passes::seed002_combine_qkv_pass()), groups);
+  }
+
+  // 10. Interpreted mode: the same rules (bench/rules/*.dpl) run by the rule interpreter
+  // (dpl/compiler/rule_interpreter.h) through the same driver, on the same graphs as chain/N and transformer/N;
+  // report.py divides by the compiled pass's time.
+  const size_t interpreted_size = options.smoke ? 1000 : 100'000;
+  add_rewrite_benchmark(fmt::format("interpreted/chain/{}", interpreted_size),
+                        synthetic([n = interpreted_size](Function& function) { build_add_chain(function, n); }),
+                        worklist_driver(interpreted_pass("chain.dpl", "bench_chain")), interpreted_size);
+  const size_t interpreted_layers = transformer_layers_for_nodes(interpreted_size);
+  add_rewrite_benchmark(fmt::format("interpreted/transformer/{}", interpreted_size),
+                        transformer_of(interpreted_layers),
+                        worklist_driver(interpreted_pass("transformer.dpl", "bench_transformer")),
+                        interpreted_layers * transformer_layer_size().rewrites);
 }
 
 }  // namespace

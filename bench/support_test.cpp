@@ -2,11 +2,13 @@
 // re-scan baseline computes the same result as the worklist driver.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
+#include "combine_qkv.dpl.h"
 #include "dpl/compiler/compile.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/support/diagnostics.h"
@@ -72,6 +74,21 @@ TEST(Graphs, TransformerTextReadsBackAsTheSameGraph) {
   std::unique_ptr<Module> read = read_module(text, diags);
   ASSERT_NE(read, nullptr) << diags.str();
   EXPECT_TRUE(structurally_equal(*module, *read)) << structurally_equal(*module, *read).difference;
+}
+
+TEST(Graphs, QkvGroupsAreCombinedOneMatmulPerGroup) {
+  constexpr size_t kGroups = 5;
+  std::unique_ptr<Module> module = synthetic([](Function& function) { build_qkv_groups(function, kGroups); })();
+  Function& function = main_function(*module);
+  EXPECT_EQ(function.nodes().size(), 1 + kGroups * qkv_group_nodes());
+  EXPECT_EQ(verify(function), "");
+  PassResult result = run_pass(dpl_passes::seed002_combine_qkv_pass(), function);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, kGroups);
+  EXPECT_EQ(verify(function), "");
+  const auto matmuls = std::count_if(function.nodes().begin(), function.nodes().end(),
+                                     [](const Node* node) { return node->is_call_of(op::matmul); });
+  EXPECT_EQ(matmuls, static_cast<std::ptrdiff_t>(kGroups));  // three per group before
 }
 
 TEST(Rescan, CascadeNeedsOneScanPerLevelAndEndsWhereTheWorklistEnds) {

@@ -1,6 +1,6 @@
 # dpl_add_pass_library(): compiles .dpl rule files into a C++ pass library at build time.
 #
-#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns])
+#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [MODULE])
 #
 # For every rule file, dplc runs at build time and writes <stem>.dpl.h and <stem>.dpl.cpp into
 # ${CMAKE_CURRENT_BINARY_DIR}/<target>/. It re-runs when the rule file, dplc itself, or any file the rule file
@@ -18,11 +18,59 @@
 # Link <target>, never <target>_code itself: CMake refuses to link one archive both with and without
 # WHOLE_ARCHIVE into the same program.
 #
+# MODULE makes <target> a plugin for `dpl-opt --load lib<target>.so -p <pass>` instead: a MODULE library of the
+# generated code that does not link the runtime. The plugin resolves the runtime's symbols from the dpl-opt that
+# loads it (dpl-opt is built with ENABLE_EXPORTS and the whole runtime), so its passes register into dpl-opt's
+# own registry; linking a second copy of a static runtime into the plugin would give it a registry of its own.
+#
+# Every call also records its dplc invocations in ${CMAKE_BINARY_DIR}/dpl_commands.json, written at the end of
+# configuration, in the manner of compile_commands.json, for editor tooling: one entry per rule file with "file",
+# "directory", "arguments" (the dplc command line), "output" (the generated .cpp), "target" and "import_dirs" (the
+# directories `import "...";` paths are resolved against: the rule file's own directory).
+#
 # dplc is the in-tree `dplc` target, or the imported `dpl::dplc` of an installed dpl package.
 include_guard(GLOBAL)
 
+# Writes dpl_commands.json from the entries the calls recorded; deferred to the end of the top-level directory
+# so that one file holds every call's entries (file(GENERATE) may write a file only once).
+function(_dpl_write_commands_json)
+  get_property(entries GLOBAL PROPERTY _DPL_COMMANDS_JSON_ENTRIES)
+  list(JOIN entries ",\n" body)
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/dpl_commands.json" CONTENT "[\n${body}\n]\n")
+endfunction()
+
+# A JSON string literal of `text`.
+function(_dpl_json_string text out_var)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  set(${out_var} "\"${text}\"" PARENT_SCOPE)
+endfunction()
+
+# Records one dpl_commands.json entry: dplc (a target; its path is a generator expression) run with dplc_args.
+function(_dpl_record_command target dplc rules_path output dplc_args)
+  cmake_path(GET rules_path PARENT_PATH rules_dir)
+  set(arguments "\"$<TARGET_FILE:${dplc}>\"")
+  foreach(arg IN LISTS dplc_args)
+    _dpl_json_string("${arg}" arg)
+    string(APPEND arguments ", ${arg}")
+  endforeach()
+  foreach(field rules_path rules_dir output target)
+    _dpl_json_string("${${field}}" json_${field})
+  endforeach()
+  _dpl_json_string("${CMAKE_CURRENT_SOURCE_DIR}" json_directory)
+  string(CONCAT entry "  {\"file\": ${json_rules_path}, \"directory\": ${json_directory}, "
+    "\"arguments\": [${arguments}], \"output\": ${json_output}, \"target\": ${json_target}, "
+    "\"import_dirs\": [${json_rules_dir}]}")
+  get_property(scheduled GLOBAL PROPERTY _DPL_COMMANDS_JSON_SCHEDULED)
+  if(NOT scheduled)
+    set_property(GLOBAL PROPERTY _DPL_COMMANDS_JSON_SCHEDULED TRUE)
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _dpl_write_commands_json)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY _DPL_COMMANDS_JSON_ENTRIES "${entry}")
+endfunction()
+
 function(dpl_add_pass_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "NAMESPACE" "RULES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE" "NAMESPACE" "RULES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dpl_add_pass_library(${target}): unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -31,8 +79,10 @@ function(dpl_add_pass_library target)
   endif()
   if(TARGET dplc)
     set(dplc dplc)
+    set(runtime dpl_runtime)
   elseif(TARGET dpl::dplc)
     set(dplc dpl::dplc)
+    set(runtime dpl::runtime)
   else()
     message(FATAL_ERROR "dpl_add_pass_library(${target}): no dplc target; build inside dpl or find_package(dpl)")
   endif()
@@ -55,15 +105,26 @@ function(dpl_add_pass_library target)
     list(APPEND stems "${stem}")
     set(header "${out_dir}/${stem}.dpl.h")
     set(source "${out_dir}/${stem}.dpl.cpp")
+    set(dplc_args "${rules_path}" -o "${out_dir}" ${namespace_args} --depfile "${out_dir}/${stem}.dpl.d")
     add_custom_command(
       OUTPUT "${header}" "${source}"
-      COMMAND ${dplc} "${rules_path}" -o "${out_dir}" ${namespace_args} --depfile "${out_dir}/${stem}.dpl.d"
+      COMMAND ${dplc} ${dplc_args}
       DEPENDS "${rules_path}" ${dplc}
       DEPFILE "${out_dir}/${stem}.dpl.d"
       COMMENT "dplc ${file_name} -> ${target}/${stem}.dpl.{h,cpp}"
       VERBATIM)
     list(APPEND generated "${header}" "${source}")
+    _dpl_record_command(${target} ${dplc} "${rules_path}" "${source}" "${dplc_args}")
   endforeach()
+
+  if(ARG_MODULE)
+    add_library(${target} MODULE ${generated})
+    # The runtime's headers only; its symbols come from the loading dpl-opt (see above).
+    target_include_directories(${target} PRIVATE "${out_dir}"
+      "$<TARGET_PROPERTY:${runtime},INTERFACE_INCLUDE_DIRECTORIES>")
+    target_compile_features(${target} PRIVATE cxx_std_20)
+    return()
+  endif()
 
   add_library(${target}_code STATIC ${generated})
   target_include_directories(${target}_code PUBLIC "${out_dir}")

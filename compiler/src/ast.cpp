@@ -22,6 +22,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 }
 
 std::string op_names(const CallPattern& call) {
+  if (call.composite) return "composite(\"" + *call.composite + "\")";
   std::vector<std::string> names;
   for (const OpName& op : call.ops) names.push_back(op.text);
   std::string callee = join(names, " | ");
@@ -131,6 +132,7 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                         [&](const CallPattern& p) {
                           const auto& q = std::get<CallPattern>(b.node);
                           if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
+                              p.composite != q.composite ||
                               p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
                             return false;
                           }
@@ -143,30 +145,17 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                               return false;
                             }
                           }
-                          for (size_t i = 0; i < p.operands.size(); ++i) {
-                            if (!same_pattern(*p.operands[i], *q.operands[i])) return false;
-                          }
-                          return true;
+                          return same_each(p.operands, q.operands, same_pattern);
                         },
                         [&](const ItemPattern& p) {
                           const auto& q = std::get<ItemPattern>(b.node);
                           return p.index == q.index && same_pattern(*p.tuple, *q.tuple);
                         },
                         [&](const TuplePattern& p) {
-                          const auto& q = std::get<TuplePattern>(b.node);
-                          if (p.fields.size() != q.fields.size()) return false;
-                          for (size_t i = 0; i < p.fields.size(); ++i) {
-                            if (!same_pattern(*p.fields[i], *q.fields[i])) return false;
-                          }
-                          return true;
+                          return same_each(p.fields, std::get<TuplePattern>(b.node).fields, same_pattern);
                         },
                         [&](const AltPattern& p) {
-                          const auto& q = std::get<AltPattern>(b.node);
-                          if (p.alternatives.size() != q.alternatives.size()) return false;
-                          for (size_t i = 0; i < p.alternatives.size(); ++i) {
-                            if (!same_pattern(*p.alternatives[i], *q.alternatives[i])) return false;
-                          }
-                          return true;
+                          return same_each(p.alternatives, std::get<AltPattern>(b.node).alternatives, same_pattern);
                         },
                     },
                     a.node);
@@ -409,10 +398,60 @@ std::string to_string(const Expr& expr) {
                     expr.node);
 }
 
+namespace {
+
+const Pattern& skip_binds(const Pattern& pattern) {
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return skip_binds(*bind->inner);
+  return pattern;
+}
+
+// The name an operand pattern gives its value: `x` or `x: ...`.
+const std::string* operand_name(const Pattern& operand) {
+  if (const auto* var = std::get_if<VarPattern>(&operand.node)) return &var->name;
+  if (const auto* bind = std::get_if<BindPattern>(&operand.node)) return &bind->name;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<RootHook> find_root_hook(const Pattern& root, const std::function<bool(const std::string&)>& bound) {
+  // Breadth-first over the call patterns below the root, so that the shortest path is found first.
+  std::vector<std::pair<const Pattern*, std::vector<size_t>>> level = {{&skip_binds(root), {}}};
+  while (!level.empty()) {
+    std::vector<std::pair<const Pattern*, std::vector<size_t>>> next;
+    for (const auto& [pattern, path] : level) {
+      const auto* call = std::get_if<CallPattern>(&pattern->node);
+      if (call == nullptr) continue;
+      for (size_t i = 0; i < call->operands.size(); ++i) {
+        std::vector<size_t> deeper = path;
+        deeper.push_back(i);
+        const std::string* name = operand_name(*call->operands[i]);
+        if (name != nullptr && bound(*name)) return RootHook{std::move(deeper), *name};
+        next.emplace_back(&skip_binds(*call->operands[i]), std::move(deeper));
+      }
+    }
+    level = std::move(next);
+  }
+  return std::nullopt;
+}
+
+const CallPattern& call_at(const Pattern& root, std::span<const size_t> path) {
+  const Pattern* pattern = &skip_binds(root);
+  for (size_t index : path) pattern = &skip_binds(*std::get<CallPattern>(pattern->node).operands[index]);
+  return std::get<CallPattern>(pattern->node);
+}
+
 std::string rhs_to_string(const Rule& rule) {
   std::string text;
   for (const LetBinding& let : rule.lets) text += "let " + let.name + " = " + to_string(*let.value) + "; ";
-  return text + to_string(*rule.rhs);
+  if (rule.kind == Rule::Kind::MultiRoot) {
+    std::vector<std::string> rewrites;
+    for (const RootRewrite& rewrite : rule.rewrites) {
+      rewrites.push_back(rewrite.root + " => " + to_string(*rewrite.value));
+    }
+    return text + join(rewrites, "; ");
+  }
+  return text + (rule.rhs != nullptr ? to_string(*rule.rhs) : std::string());
 }
 
 std::string dump_ast(const AstFile& file) {
@@ -423,6 +462,18 @@ std::string dump_ast(const AstFile& file) {
     out << "  extern " << (decl.kind == ExternDecl::Kind::Predicate ? "predicate " : "rewriter ") << decl.name << "("
         << join(decl.params, ", ") << ") from \"" << decl.header << "\"\n";
   }
+  for (const OpDecl& decl : file.ops) {
+    std::vector<std::string> params = decl.operands;
+    if (decl.variadic) params.back() += "...";
+    for (const OpDecl::Attr& attr : decl.attrs) {
+      params.push_back(attr.name + ": " + attr.kind + (attr.optional ? "?" : "") +
+                       (attr.default_value ? " = " + attr_value_str(*attr.default_value) : ""));
+    }
+    out << "  op " << decl.name << "(" << join(params, ", ") << ")";
+    if (!decl.traits.empty()) out << " : " << join(decl.traits, ", ");
+    if (decl.result) out << " -> " << to_string(*decl.result);
+    out << "\n";
+  }
   for (const PatternMacro& macro : file.macros) {
     out << "  pattern " << macro.name << "(" << join(macro.params, ", ") << ") = " << to_string(*macro.body) << "\n";
   }
@@ -432,11 +483,24 @@ std::string dump_ast(const AstFile& file) {
     if (!pass.description.empty()) out << " \"" << pass.description << "\"";
     out << "\n";
     for (const Rule& rule : pass.rules) {
-      out << "    rule " << rule.name << " (line " << rule.name_loc.line << ")\n";
-      out << "      match   " << to_string(*rule.lhs) << "\n";
+      bool partition = rule.kind == Rule::Kind::Partition;
+      out << (partition ? "    partition \"" : "    rule ") << rule.name << (partition ? "\"" : "") << " (line "
+          << rule.name_loc.line << ")";
+      if (rule.options.priority != 0) out << " priority " << rule.options.priority;
+      if (rule.options.once) out << " once";
+      out << "\n";
+      if (rule.lhs != nullptr) out << "      match   " << to_string(*rule.lhs) << "\n";
+      for (const RootDecl& root : rule.roots) {
+        out << "      root    " << (root.group ? "group " : "") << root.name << ": " << to_string(*root.pattern);
+        if (root.guard) out << " where " << to_string(*root.guard);
+        out << "\n";
+      }
       if (rule.guard) out << "      where   " << to_string(*rule.guard) << "\n";
-      out << "      rewrite " << rhs_to_string(rule) << "\n";
+      if (!partition) out << "      rewrite " << rhs_to_string(rule) << "\n";
     }
+  }
+  for (const PipelineDecl& pipeline : file.pipelines) {
+    out << "  pipeline " << pipeline.name << " = " << join(pipeline.passes, ", ") << "\n";
   }
   return out.str();
 }

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
+
+#include "dpl/compiler/match_order.h"
 
 namespace dpl::compiler {
 
@@ -56,10 +59,11 @@ std::string op_ident(const OpInfo& info) {
   return ident;
 }
 
-// Built-in ops are compile-time constants; any other op is looked up by name once.
+// Built-in ops are compile-time constants; an op declared in the .dpl file is the id its registration returned
+// (emit_op_registrations).
 std::string op_constant(const OpInfo& info) {
   if (info.id < std::size(kBuiltinOpIdents)) return std::string("dpl::op::") + kBuiltinOpIdents[info.id];
-  return "dpl::OpRegistry::global().find(" + string_literal(info.name) + ")->id";
+  return "dpl_op_" + op_ident(info);
 }
 
 // What the generated source needs beyond the dpl headers.
@@ -68,6 +72,8 @@ struct Needs {
   bool vector = false;
   bool variant = false;  // std::monostate, std::get
   bool string_view = false;
+  bool algorithm = false;  // std::find (group rules)
+  bool utility = false;    // std::pair (multi-root rules)
 };
 
 std::string dtype_constant(DType dtype) {
@@ -200,6 +206,7 @@ class CodeWriter {
   void text(const std::string& lines) { out_ += lines; }  // already indented
   void indent() { ++indent_; }
   void dedent() { --indent_; }
+  int indent_level() const { return indent_; }
   const std::string& str() const { return out_; }
 
  private:
@@ -207,118 +214,38 @@ class CodeWriter {
   int indent_ = 0;
 };
 
-// How often each variable is mentioned in an alternative and its right-hand side; a variable mentioned once is
-// never read, so the emitter declares no C++ variable for it.
-using Mentions = std::map<std::string, int>;
-
-void count_mentions(const Pattern& pattern, Mentions& mentions) {
-  std::visit(Overloaded{
-                 [&](const VarPattern& p) { ++mentions[p.name]; },
-                 [&](const BindPattern& p) {
-                   ++mentions[p.name];
-                   count_mentions(*p.inner, mentions);
-                 },
-                 [&](const CallPattern& p) {
-                   if (!p.op_var.empty()) ++mentions[p.op_var];
-                   for (const PatternAttr& attr : p.attrs) {
-                     if (!attr.literal) ++mentions[attr.capture];
-                   }
-                   for (const PatternPtr& operand : p.operands) count_mentions(*operand, mentions);
-                 },
-                 [&](const AltPattern& p) {
-                   for (const PatternPtr& alternative : p.alternatives) count_mentions(*alternative, mentions);
-                 },
-                 [&](const TypePattern& p) {
-                   if (!p.shape) return;
-                   for (const DimPattern& dim : *p.shape) {
-                     if (dim.kind == DimPattern::Kind::Var) ++mentions[dim.name];
-                   }
-                 },
-                 [&](const ItemPattern& p) { count_mentions(*p.tuple, mentions); },
-                 [&](const TuplePattern& p) {
-                   for (const PatternPtr& field : p.fields) count_mentions(*field, mentions);
-                 },
-                 [](const auto&) {},
-             },
-             pattern.node);
-}
-
-void count_mentions(const Expr& expr, Mentions& mentions) {
-  std::visit(Overloaded{
-                 [&](const VarExpr& e) { ++mentions[e.name]; },
-                 [&](const CallExpr& e) {
-                   if (e.op_is_var) ++mentions[e.op.text];
-                   for (const ExprPtr& operand : e.operands) count_mentions(*operand, mentions);
-                   for (const ExprAttr& attr : e.attrs) count_mentions(*attr.value, mentions);
-                 },
-                 [&](const MemberExpr& e) { count_mentions(*e.object, mentions); },
-                 [&](const IndexExpr& e) {
-                   count_mentions(*e.object, mentions);
-                   count_mentions(*e.index, mentions);
-                 },
-                 [&](const UnaryExpr& e) { count_mentions(*e.operand, mentions); },
-                 [&](const ItemExpr& e) { count_mentions(*e.tuple, mentions); },
-                 [&](const TupleExpr& e) {
-                   for (const ExprPtr& field : e.fields) count_mentions(*field, mentions);
-                 },
-                 [&](const BinaryExpr& e) {
-                   count_mentions(*e.lhs, mentions);
-                   count_mentions(*e.rhs, mentions);
-                 },
-                 [](const auto&) {},
-             },
-             expr.node);
-}
-
-// The right-hand side's attribute values that are computed (not literals or plain captures), in order.
-void computed_attrs(const Expr& expr, std::vector<const Expr*>& out) {
-  if (const auto* item = std::get_if<ItemExpr>(&expr.node)) computed_attrs(*item->tuple, out);
-  if (const auto* tuple = std::get_if<TupleExpr>(&expr.node)) {
-    for (const ExprPtr& field : tuple->fields) computed_attrs(*field, out);
-  }
-  if (const auto* call = std::get_if<CallExpr>(&expr.node)) {
-    for (const ExprPtr& operand : call->operands) computed_attrs(*operand, out);
-    for (const ExprAttr& attr : call->attrs) {
-      if (!std::holds_alternative<LiteralExpr>(attr.value->node)) out.push_back(attr.value.get());
-    }
-  }
-}
-
-const CallPattern& root_call(const Pattern& pattern) {
-  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return root_call(*bind->inner);
-  return std::get<CallPattern>(pattern.node);
-}
-
 // Emits the matcher function of one alternative of one rule.
 class RuleEmitter {
  public:
   RuleEmitter(const OpRegistry& registry, const Pattern& pattern, const Rule& rule, Needs& needs)
-      : registry_(registry), pattern_(pattern), guard_(rule.guard.get()), lets_(rule.lets), rhs_(*rule.rhs),
-        needs_(needs) {
+      : registry_(registry), pattern_(&pattern), guard_(rule.guard.get()), lets_(rule.lets), rhs_(rule.rhs.get()),
+        partition_(rule.kind == Rule::Kind::Partition ? &rule.name : nullptr), needs_(needs) {
     count_mentions(pattern, pattern_mentions_);
-    mentions_ = pattern_mentions_;
-    if (guard_ != nullptr) count_mentions(*guard_, mentions_);
-    for (const LetBinding& let : lets_) count_mentions(*let.value, mentions_);
-    count_mentions(rhs_, mentions_);
+    count_rule_mentions(rule);
   }
 
   void emit(CodeWriter& out, const std::string& function_name) {
     out.line("bool " + function_name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
     out.indent();
     body_ = &out;
-    match(pattern_, "root", /*op_known=*/true);
+    match(*pattern_, "root", /*op_known=*/true);
     if (guard_ != nullptr) check("!" + computed(*guard_));
-    // Properties read by computed attributes are checked before any node is built.
-    std::vector<const Expr*> attr_values;
-    for (const LetBinding& let : lets_) computed_attrs(*let.value, attr_values);
-    computed_attrs(rhs_, attr_values);
-    for (const Expr* value : attr_values) computed(*value);
-    for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
-    std::string result = build(rhs_, nullptr);
-    if (loops_ == 0) {
-      out.line("return rewriter.replace(root, " + result + ");");
+    std::string action;
+    if (partition_ != nullptr) {
+      action = partition_call();
     } else {
-      out.line("if (rewriter.replace(root, " + result + ")) return true;");
+      // Properties read by computed attributes are checked before any node is built.
+      std::vector<const Expr*> attr_values;
+      for (const LetBinding& let : lets_) computed_attrs(*let.value, attr_values);
+      computed_attrs(*rhs_, attr_values);
+      for (const Expr* value : attr_values) computed(*value);
+      for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
+      action = "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
+    }
+    if (loops_ == 0) {
+      out.line("return " + action + ";");
+    } else {
+      out.line("if (" + action + ") return true;");
       for (int i = 0; i < loops_; ++i) {
         out.dedent();
         out.line("}");
@@ -329,8 +256,35 @@ class RuleEmitter {
     out.line("}");
   }
 
- private:
-  std::string fail() const { return loops_ > 0 ? "continue;" : "return false;"; }
+ protected:
+  // A multi-root rule (MultiRootEmitter): mentions are counted over every root, guard and rewrite.
+  RuleEmitter(const OpRegistry& registry, const Rule& rule, Needs& needs)
+      : registry_(registry), pattern_(nullptr), guard_(rule.guard.get()), lets_(rule.lets), rhs_(nullptr),
+        needs_(needs) {
+    for (const RootDecl& root : rule.roots) {
+      ++pattern_mentions_[root.name];
+      count_mentions(*root.pattern, pattern_mentions_);
+    }
+    for (const RootDecl& root : rule.roots) {
+      if (root.guard != nullptr) count_mentions(*root.guard, pattern_mentions_);
+    }
+    count_rule_mentions(rule);
+  }
+
+  void count_rule_mentions(const Rule& rule) {
+    mentions_ = pattern_mentions_;
+    if (guard_ != nullptr) count_mentions(*guard_, mentions_);
+    for (const LetBinding& let : lets_) count_mentions(*let.value, mentions_);
+    if (rhs_ != nullptr) count_mentions(*rhs_, mentions_);
+    for (const RootRewrite& rewrite : rule.rewrites) {
+      ++mentions_[rewrite.root];
+      count_mentions(*rewrite.value, mentions_);
+    }
+  }
+
+  // After a multi-root rule has matched, a right-hand side that does not build declines the rule (the roots'
+  // candidate loops are not resumed: the graph may have gained users while building).
+  std::string fail() const { return loops_ > 0 && !committed_ ? "continue;" : "return false;"; }
   void check(const std::string& failure_condition) { body_->line("if (" + failure_condition + ") " + fail()); }
   bool read_later(const std::string& variable) const {
     auto it = mentions_.find(variable);
@@ -362,12 +316,14 @@ class RuleEmitter {
 
   void match(const Pattern& pattern, const std::string& subject, bool op_known) {
     std::visit(Overloaded{
-                   [](const WildcardPattern&) {}, [&](const VarPattern& p) { bind(p.name, subject); },
+                   [&](const WildcardPattern&) { leaf_subjects_[&pattern] = subject; },
+                   [&](const VarPattern& p) { leaf_subjects_[&pattern] = bind(p.name, subject); },
                    [&](const BindPattern& p) { match(*p.inner, bind(p.name, subject), op_known); },
-                   [&](const ConstPattern& p) { match_const(p, subject); },
-                   [&](const TypePattern& p) { match_type(p, subject); },
+                   [&](const ConstPattern& p) { leaf_subjects_[&pattern] = match_const(p, subject); },
+                   [&](const TypePattern& p) { leaf_subjects_[&pattern] = match_type(p, subject); },
                    [&](const ParamPattern& p) {
-                     std::string node = local(subject, "param", p.name ? 2 : 1);
+                     std::string node = local(subject, "param", p.name ? 2 : 1 + (partition_ != nullptr ? 1 : 0));
+                     leaf_subjects_[&pattern] = node;
                      check(node + "->kind() != dpl::NodeKind::Param");
                      if (p.name) check(node + "->name() != " + string_literal(*p.name));
                    },
@@ -392,8 +348,9 @@ class RuleEmitter {
                pattern.node);
   }
 
-  void match_const(const ConstPattern& constant, const std::string& subject) {
-    int uses = 1 + (constant.value || constant.dtype ? 1 : 0);
+  // Returns the C++ expression of the matched node.
+  std::string match_const(const ConstPattern& constant, const std::string& subject) {
+    int uses = 1 + (constant.value || constant.dtype ? 1 : 0) + (partition_ != nullptr ? 1 : 0);
     std::string node = local(subject, "constant", uses);
     check(node + "->kind() != dpl::NodeKind::Constant");
     constant_nodes_.insert(node);
@@ -404,18 +361,20 @@ class RuleEmitter {
       check(condition);
     }
     if (constant.dtype) check(node + "->literal().dtype != " + dtype_constant(*constant.dtype));
+    return node;
   }
 
-  void match_type(const TypePattern& type, const std::string& subject) {
+  // Returns the C++ expression of the matched node.
+  std::string match_type(const TypePattern& type, const std::string& subject) {
     std::string node = local(subject, "tensor", 2);
     std::string type_of = node + "->type()";
     check("!" + type_of + "->is_tensor()");
     if (type.dtype) check(type_of + "->dtype() != " + dtype_constant(*type.dtype));
-    if (!type.shape) return;
+    if (!type.shape) return node;
     check(type_of + "->rank() != " + std::to_string(type.shape->size()));
     bool reads_dims = std::any_of(type.shape->begin(), type.shape->end(),
                                   [](const DimPattern& dim) { return dim.kind != DimPattern::Kind::Any; });
-    if (!reads_dims) return;
+    if (!reads_dims) return node;
     check("!" + type_of + "->has_shape()");
     for (size_t i = 0; i < type.shape->size(); ++i) {
       const DimPattern& dim = (*type.shape)[i];
@@ -433,9 +392,23 @@ class RuleEmitter {
         }
       }
     }
+    return node;
+  }
+
+  // `composite("name")(p, q)`: a call of a module function whose Composite attribute is `name`.
+  void match_composite_call(const CallPattern& call, const std::string& subject) {
+    std::string node = local(subject, "composite_call", 3 + static_cast<int>(call.operands.size()));
+    needs_.string_view = true;
+    check(node + "->kind() != dpl::NodeKind::FuncCall || " + node + "->num_operands() != " +
+          std::to_string(call.operands.size()) + " || rewriter.composite_of(" + node +
+          ") != " + string_literal(*call.composite));
+    for (size_t i : order_.operand_order(call)) {
+      match(*call.operands[i], node + "->operand(" + std::to_string(i) + ")", false);
+    }
   }
 
   void match_call(const CallPattern& call, const std::string& subject, bool op_known) {
+    if (call.composite) return match_composite_call(call, subject);
     const OpInfo& info = registry_.get(call.ops[0].id);
     const size_t arity = call.operands.size();
     bool check_arity = info.min_operands != info.max_operands;
@@ -474,8 +447,8 @@ class RuleEmitter {
       }
     }
 
-    std::vector<size_t> order = operand_order(call);
-    if (needs_both_orders(call)) {
+    std::vector<size_t> order = order_.operand_order(call);
+    if (order_.needs_both_orders(call)) {
       std::string order_var = names_.numbered("order");
       body_->line("for (int " + order_var + " = 0; " + order_var + " < 2; ++" + order_var + ") {");
       body_->indent();
@@ -488,84 +461,12 @@ class RuleEmitter {
     for (size_t i : order) match(*call.operands[i], node + "->operand(" + std::to_string(i) + ")", false);
   }
 
-  // `_` or a variable mentioned nowhere else in the pattern: matches anything and constrains nothing.
-  bool unconstrained(const Pattern& pattern) const {
-    if (std::holds_alternative<WildcardPattern>(pattern.node)) return true;
-    const auto* var = std::get_if<VarPattern>(&pattern.node);
-    return var != nullptr && pattern_mentions_.at(var->name) == 1;
-  }
-
-  // A commutative call is tried in both operand orders, unless swapping cannot change whether it matches:
-  // identical operand patterns (`add(x, x)`) or two unconstrained ones (`add(a, b)`).
-  bool needs_both_orders(const CallPattern& call) const {
-    if (call.operands.size() != 2 || !registry_.get(call.ops[0].id).has(kCommutative)) return false;
-    if (same_pattern(*call.operands[0], *call.operands[1])) return false;
-    // `add(a: p, a)`: both operands must be one node, in either order.
-    auto top_name = [](const Pattern& p) -> const std::string* {
-      if (const auto* bind = std::get_if<BindPattern>(&p.node)) return &bind->name;
-      if (const auto* var = std::get_if<VarPattern>(&p.node)) return &var->name;
-      return nullptr;
-    };
-    for (int i = 0; i < 2; ++i) {
-      const auto* var = std::get_if<VarPattern>(&call.operands[1 - i]->node);
-      const std::string* other = top_name(*call.operands[i]);
-      if (var != nullptr && other != nullptr && var->name == *other) return false;
-    }
-    return !(unconstrained(*call.operands[0]) && unconstrained(*call.operands[1]));
-  }
-
-  // Whether matching `pattern` opens an operand-order loop somewhere.
-  bool has_choice(const Pattern& pattern) const {
-    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return has_choice(*bind->inner);
-    const auto* call = std::get_if<CallPattern>(&pattern.node);
-    if (call == nullptr) return false;
-    if (needs_both_orders(*call)) return true;
-    return std::any_of(call->operands.begin(), call->operands.end(),
-                       [&](const PatternPtr& operand) { return has_choice(*operand); });
-  }
-
-  // Operands whose matching opens no loop go first, so that their checks run once, not once per order; among
-  // those, smaller patterns first: a constant or a repeated name is checked before a deep sub-pattern is walked,
-  // which is where most candidates fail. (Which operand is matched first does not change what matches.)
-  std::vector<size_t> operand_order(const CallPattern& call) const {
-    std::vector<size_t> order(call.operands.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      bool choice_a = has_choice(*call.operands[a]);
-      bool choice_b = has_choice(*call.operands[b]);
-      if (choice_a != choice_b) return !choice_a;
-      return pattern_size(*call.operands[a]) < pattern_size(*call.operands[b]);
-    });
-    return order;
-  }
-
-  // How many checks matching `pattern` takes, roughly: one per node of the pattern.
-  static size_t pattern_size(const Pattern& pattern) {
-    return std::visit(Overloaded{
-                          [](const WildcardPattern&) -> size_t { return 0; },
-                          [](const BindPattern& p) { return pattern_size(*p.inner); },
-                          [](const CallPattern& p) {
-                            size_t size = 1 + p.attrs.size();
-                            for (const PatternPtr& operand : p.operands) size += pattern_size(*operand);
-                            return size;
-                          },
-                          [](const ItemPattern& p) { return 1 + pattern_size(*p.tuple); },
-                          [](const TuplePattern& p) {
-                            size_t size = 1;
-                            for (const PatternPtr& field : p.fields) size += pattern_size(*field);
-                            return size;
-                          },
-                          [](const auto&) -> size_t { return 1; },
-                      },
-                      pattern.node);
-  }
-
   // Emits the statements building `expr`; returns the C++ expression of the new value. `sibling` is a value
   // built or matched next to it (for the dtype of constants).
   std::string build(const Expr& expr, const std::string* sibling) {
     return std::visit(
         Overloaded{
-            [&](const VarExpr& e) { return bound_.at(e.name); },
+            [&](const VarExpr& e) { return lists_.count(e.name) != 0 ? build_list_tuple(e.name) : bound_.at(e.name); },
             [&](const ConstExpr& e) { return build_constant(e, sibling); },
             [&](const CallExpr& e) { return build_call(e); },
             [&](const ItemExpr& e) {
@@ -634,6 +535,53 @@ class RuleEmitter {
     return name;
   }
 
+  // `rewriter.partition(...)` with the values the pattern's leaves matched, first occurrences left to right
+  // (a name bound to an inner call of the match, `c` in `c: nn.conv2d(...)`, is part of the match, not an input).
+  std::string partition_call() {
+    std::set<std::string> seen;
+    collect_inner_binds(*pattern_, seen);
+    std::vector<std::string> inputs;
+    collect_inputs(*pattern_, seen, inputs);
+    std::string list = "{}";
+    if (!inputs.empty()) {
+      list = names_.fresh("inputs");
+      body_->line("dpl::Node* const " + list + "[] = {" + fmt::format("{}", fmt::join(inputs, ", ")) + "};");
+    }
+    return "rewriter.partition(" + string_literal(*partition_) + ", root, " + list + ") != nullptr";
+  }
+
+  static bool is_leaf(const Pattern& pattern) {
+    return !std::holds_alternative<CallPattern>(pattern.node) && !std::holds_alternative<BindPattern>(pattern.node) &&
+           !std::holds_alternative<ItemPattern>(pattern.node) && !std::holds_alternative<TuplePattern>(pattern.node);
+  }
+
+  static void collect_inner_binds(const Pattern& pattern, std::set<std::string>& names) {
+    const auto* bind = std::get_if<BindPattern>(&pattern.node);
+    if (bind != nullptr && !is_leaf(*bind->inner)) names.insert(bind->name);
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_inner_binds(sub, names); });
+  }
+
+  void collect_inputs(const Pattern& pattern, std::set<std::string>& seen, std::vector<std::string>& inputs) const {
+    std::visit(Overloaded{
+                   [&](const BindPattern& p) {
+                     if (is_leaf(*p.inner) && !seen.insert(p.name).second) return;
+                     collect_inputs(*p.inner, seen, inputs);
+                   },
+                   [&](const VarPattern& p) {
+                     if (seen.insert(p.name).second) inputs.push_back(leaf_subjects_.at(&pattern));
+                   },
+                   [&](const CallPattern& p) {
+                     for (const PatternPtr& operand : p.operands) collect_inputs(*operand, seen, inputs);
+                   },
+                   [&](const ItemPattern& p) { collect_inputs(*p.tuple, seen, inputs); },
+                   [&](const TuplePattern& p) {
+                     for (const PatternPtr& field : p.fields) collect_inputs(*field, seen, inputs);
+                   },
+                   [&](const auto&) { inputs.push_back(leaf_subjects_.at(&pattern)); },
+               },
+               pattern.node);
+  }
+
   // A call of an extern predicate, on matched values.
   std::string native_predicate(const CallExpr& call) {
     std::vector<std::string> arguments;
@@ -697,7 +645,7 @@ class RuleEmitter {
             [&](const IndexExpr& e) { return shape_dim(e); },
             [&](const UnaryExpr& e) { return std::string(e.op == UnaryOp::Negate ? "-" : "!") + computed(*e.operand); },
             [&](const BinaryExpr& e) { return binary_cpp(e); },
-            [&](const CallExpr& e) { return native_predicate(e); },
+            [&](const CallExpr& e) { return e.native != nullptr ? native_predicate(e) : split_indices(e); },
             [](const auto&) -> std::string { return "false"; },  // sema rejects anything else
         },
         expr.node);
@@ -750,6 +698,7 @@ class RuleEmitter {
   }
 
   std::string property(const MemberExpr& member) {
+    if (member.member == "count") return "static_cast<int64_t>(" + list_of(*member.object) + ".size())";
     const std::string& node = bound_.at(std::get<VarExpr>(member.object->node).name);
     if (member.member == "dtype") return node + "->type()->dtype()";
     if (member.member == "uses") return "static_cast<int64_t>(" + node + "->num_users())";
@@ -773,6 +722,7 @@ class RuleEmitter {
 
   std::string shape_dim(const IndexExpr& index) {
     const auto& member = std::get<MemberExpr>(index.object->node);
+    if (lists_.count(std::get<VarExpr>(member.object->node).name) != 0) return list_shape_dims(index);
     const std::string& node = bound_.at(std::get<VarExpr>(member.object->node).name);
     int64_t position = std::get<int64_t>(std::get<LiteralExpr>(index.index->node).value);
     std::string key = node + ".shape[" + std::to_string(position) + "]";
@@ -848,20 +798,294 @@ class RuleEmitter {
   }
 
   const OpRegistry& registry_;
-  const Pattern& pattern_;
+  const Pattern* pattern_;  // null for a multi-root rule (its patterns are its roots)
   const Expr* guard_;
   const std::vector<LetBinding>& lets_;
-  const Expr& rhs_;
+  const Expr* rhs_;  // null for a multi-root rule (its right-hand sides are its rewrites) and a partition
+  const std::string* partition_;  // a partition's composite name; null for a rewrite
+  std::map<const Pattern*, std::string> leaf_subjects_;  // the node each leaf of the pattern matched
   std::map<std::string, std::string> properties_;  // "x.rank" -> its local
   std::set<std::string> constant_nodes_;           // locals already checked to be constants
   std::set<std::string> dims_;                     // variables bound to a dpl::Dim
   Needs& needs_;
   Mentions pattern_mentions_;  // in the pattern only
   Mentions mentions_;          // in the pattern and the right-hand side
+  MatchOrder order_{registry_, pattern_mentions_};
   NameTable names_;
   std::map<std::string, std::string> bound_;  // variable -> C++ local
   CodeWriter* body_ = nullptr;
   int loops_ = 0;
+  bool committed_ = false;       // a multi-root rule has matched; see fail()
+  std::set<std::string> lists_;  // variables bound in a group: bound_ holds a std::vector<dpl::Node*>
+
+  // --- lists (group rules) ---
+
+  std::string list_of(const Expr& expr) const { return bound_.at(std::get<VarExpr>(expr.node).name); }
+
+  // A list as an operand: the tuple of its values (concat's operand).
+  std::string build_list_tuple(const std::string& variable) {
+    std::string name = names_.numbered("tuple");
+    body_->line("dpl::Node* " + name + " = rewriter.tuple(" + bound_.at(variable) + ");");
+    check(name + " == nullptr");
+    return name;
+  }
+
+  // `ws.shape[1]`: one static extent per member, in a list reused across calls.
+  std::string list_shape_dims(const IndexExpr& index) {
+    const auto& member = std::get<MemberExpr>(index.object->node);
+    const std::string& list = list_of(*member.object);
+    int64_t position = std::get<int64_t>(std::get<LiteralExpr>(index.index->node).value);
+    std::string key = list + ".shape[" + std::to_string(position) + "]";
+    if (std::string local = property_local(key); !local.empty()) return local;
+    needs_.vector = true;
+    std::string local = names_.fresh(list + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
+    body_->line("static thread_local std::vector<int64_t> " + local + ";");
+    body_->line(local + ".clear();");
+    std::string value = names_.numbered("value");
+    body_->line("for (const dpl::Node* " + value + " : " + list + ") {");
+    body_->indent();
+    std::string type = value + "->type()";
+    std::string at = position >= 0 ? std::to_string(position)
+                                   : "static_cast<size_t>(" + type + "->rank() - " + std::to_string(-position) + ")";
+    int64_t needed_rank = position >= 0 ? position + 1 : -position;
+    // A member without that static dimension fails the whole rule, not just this loop.
+    body_->line("if (!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" +
+                type + "->dims()[" + at + "].is_static()) {");
+    body_->indent();
+    body_->line(local + ".clear();");
+    body_->line("break;");
+    body_->dedent();
+    body_->line("}");
+    body_->line(local + ".push_back(" + type + "->dims()[" + at + "].extent());");
+    body_->dedent();
+    body_->line("}");
+    check(local + ".size() != " + list + ".size()");
+    properties_[key] = local;
+    return local;
+  }
+
+  // `split_indices(sizes)` or `split_indices(a, b, c)`: the running sums without the total.
+  std::string split_indices(const CallExpr& call) {
+    needs_.vector = true;
+    std::string sizes;
+    if (call.operands.size() == 1 && call.operands[0]->type == ExprType::NumberList) {
+      sizes = computed(*call.operands[0]);
+    } else {
+      std::vector<std::string> parts;
+      for (const ExprPtr& operand : call.operands) parts.push_back("static_cast<int64_t>(" + computed(*operand) + ")");
+      sizes = "std::vector<int64_t>{" + fmt::format("{}", fmt::join(parts, ", ")) + "}";
+    }
+    std::string key = "split_indices " + sizes;
+    if (std::string local = property_local(key); !local.empty()) return local;
+    std::string local = names_.numbered("split_indices");
+    body_->line("const std::vector<int64_t> " + local + " = dpl::split_indices(" + sizes + ");");
+    properties_[key] = local;
+    return local;
+  }
+};
+
+// Emits the matcher function of a multi-root rule (docs/semantics.md): the anchor is matched at `root`; each later
+// root is searched among the users of a value bound before it (backtracking over the candidates in users()
+// order); a group collects every fitting user into lists. Then the right-hand sides are built and all roots are
+// replaced at once.
+class MultiRootEmitter : public RuleEmitter {
+ public:
+  MultiRootEmitter(const OpRegistry& registry, const Rule& rule, Needs& needs)
+      : RuleEmitter(registry, rule, needs), rule_(rule) {}
+
+  void emit(CodeWriter& out, const std::string& function_name) {
+    out.line("bool " + function_name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+    out.indent();
+    body_ = &out;
+    const RootDecl& anchor = rule_.roots[0];
+    match(*anchor.pattern, bind(anchor.name, "root"), /*op_known=*/true);  // the dispatcher checked a call's op
+    if (anchor.guard != nullptr) check("!" + computed(*anchor.guard));
+    root_nodes_.push_back("root");
+    for (size_t i = 1; i < rule_.roots.size(); ++i) {
+      if (rule_.roots[i].group) {
+        collect_group(rule_.roots[i]);
+      } else {
+        find_root(rule_.roots[i]);
+      }
+    }
+    if (guard_ != nullptr) check("!" + computed(*guard_));
+    std::vector<const Expr*> attr_values;
+    for (const LetBinding& let : lets_) computed_attrs(*let.value, attr_values);
+    for (const RootRewrite& rewrite : rule_.rewrites) computed_attrs(*rewrite.value, attr_values);
+    for (const Expr* value : attr_values) computed(*value);
+    committed_ = true;
+    for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
+    emit_replacements();
+    for (int i = 0; i < loops_; ++i) {
+      out.dedent();
+      out.line("}");
+    }
+    if (loops_ > 0) out.line("return false;");
+    out.dedent();
+    out.line("}");
+  }
+
+ private:
+  // A condition that holds when `candidate` is one of the roots matched so far.
+  std::string earlier_root(const std::string& candidate) {
+    std::vector<std::string> parts;
+    for (const std::string& node : root_nodes_) parts.push_back(candidate + " == " + node);
+    for (const std::string& list : root_lists_) {
+      needs_.algorithm = true;
+      parts.push_back("std::find(" + list + ".begin(), " + list + ".end(), " + candidate + ") != " + list + ".end()");
+    }
+    return fmt::format("{}", fmt::join(parts, " || "));
+  }
+
+  // Opens the loops that walk from the hook value up the path to candidates for `root`; returns the candidate.
+  // Each loop is left open (loops_ counts it) or closed by the caller.
+  std::string open_candidate_loops(const RootDecl& root) {
+    std::optional<RootHook> hook = find_root_hook(*root.pattern, [&](const std::string& name) {
+      return bound_.count(name) != 0 && lists_.count(name) == 0 && dims_.count(name) == 0;
+    });
+    std::string from = bound_.at(hook->variable);
+    for (size_t depth = hook->path.size(); depth-- > 0;) {
+      const CallPattern& call = call_at(*root.pattern, std::span(hook->path).first(depth));
+      std::string user = depth == 0 ? names_.fresh(root.name) : names_.numbered("user");
+      body_->line("for (dpl::Node* " + user + " : " + from + "->users()) {");
+      body_->indent();
+      ++loops_;
+      check("!" + user + "->is_call_of(" + op_constant(registry_.get(call.ops[0].id)) + ")");
+      from = user;
+    }
+    return from;
+  }
+
+  // A later root: tried on each candidate in turn; a failure further on resumes with the next candidate.
+  void find_root(const RootDecl& root) {
+    std::string candidate = open_candidate_loops(root);
+    check(earlier_root(candidate));
+    bound_[root.name] = candidate;
+    match(*root.pattern, candidate, /*op_known=*/true);
+    if (root.guard != nullptr) check("!" + computed(*root.guard));
+    root_nodes_.push_back(candidate);
+  }
+
+  // A group: every candidate that matches (with the group's guard) becomes a member; the values first bound in
+  // the member's pattern are collected into lists, one entry per member.
+  void collect_group(const RootDecl& root) {
+    needs_.vector = true;
+    const std::set<std::string> before = bound_names();
+    const auto saved_bound = bound_;
+    const auto saved_properties = properties_;
+    const auto saved_constants = constant_nodes_;
+    const auto saved_dims = dims_;
+    const int saved_loops = loops_;
+
+    // The member matcher: a lambda, so that a failed check (`return false;`) rejects only that candidate. It is
+    // written aside: the lists it fills are declared above it, and which lists there are shows only at its end.
+    CodeWriter* outer = body_;
+    CodeWriter lambda;
+    for (int i = 0; i < outer->indent_level(); ++i) lambda.indent();
+    body_ = &lambda;
+    std::string member_fn = names_.fresh(root.name + "_member");
+    std::string member = names_.fresh(root.name + "_node");
+    body_->line("auto " + member_fn + " = [&](dpl::Node* " + member + ") -> bool {");
+    body_->indent();
+    loops_ = 0;
+    bound_[root.name] = member;
+    match(*root.pattern, member, /*op_known=*/true);
+    if (root.guard != nullptr) check("!" + computed(*root.guard));
+    // The lists: the member itself and every value first bound inside the pattern that is read again.
+    std::vector<std::pair<std::string, std::string>> collected;  // (variable, local inside the lambda)
+    for (const auto& [variable, local] : bound_) {
+      if (before.count(variable) == 0 && dims_.count(variable) == 0) collected.emplace_back(variable, local);
+    }
+    std::vector<std::string> lists;
+    std::string pushes;
+    for (const auto& [variable, inner] : collected) {
+      lists.push_back(names_.fresh(variable + "_list"));
+      pushes += lists.back() + ".push_back(" + inner + "); ";
+    }
+    if (loops_ == 0) {
+      body_->line(pushes + "return true;");
+    } else {
+      body_->line("{ " + pushes + "return true; }");
+      for (int i = 0; i < loops_; ++i) {
+        body_->dedent();
+        body_->line("}");
+      }
+      body_->line("return false;");
+    }
+    body_->dedent();
+    body_->line("};");
+    body_ = outer;
+
+    // Back outside the lambda: its locals are gone; the lists replace the values bound inside.
+    bound_ = saved_bound;
+    properties_ = saved_properties;
+    constant_nodes_ = saved_constants;
+    dims_ = saved_dims;
+    loops_ = saved_loops;
+    // The lists, then the lambda that fills them.
+    std::string members_list;
+    for (size_t i = 0; i < collected.size(); ++i) {
+      bound_[collected[i].first] = lists[i];
+      lists_.insert(collected[i].first);
+      if (collected[i].first == root.name) members_list = lists[i];
+      // Reused across calls, so that collecting allocates only while a list grows past its largest size yet.
+      body_->line("static thread_local std::vector<dpl::Node*> " + lists[i] + ";");
+      body_->line(lists[i] + ".clear();");
+    }
+    body_->text(lambda.str());
+
+    // Candidates: the users of the hook value, up the path, each distinct from the roots and members so far.
+    const int loops_outside = loops_;
+    std::string candidate = open_candidate_loops(root);
+    root_lists_.push_back(members_list);
+    check(earlier_root(candidate));
+    body_->line(member_fn + "(" + candidate + ");");
+    while (loops_ > loops_outside) {
+      body_->dedent();
+      body_->line("}");
+      --loops_;
+    }
+    check(members_list + ".size() < 2");
+  }
+
+  std::set<std::string> bound_names() const {
+    std::set<std::string> names;
+    for (const auto& [variable, local] : bound_) names.insert(variable);
+    return names;
+  }
+
+  // Every rewritten root with its replacement, replaced all at once; a group's members take the fields of the
+  // tuple that replaces the group, one each.
+  void emit_replacements() {
+    needs_.vector = needs_.utility = true;
+    std::string pairs = names_.fresh("replacements");
+    body_->line("static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> " + pairs + ";");
+    body_->line(pairs + ".clear();");
+    for (const RootRewrite& rewrite : rule_.rewrites) {
+      std::string value = build(*rewrite.value, nullptr);
+      if (lists_.count(rewrite.root) == 0) {
+        body_->line(pairs + ".emplace_back(" + bound_.at(rewrite.root) + ", " + value + ");");
+        continue;
+      }
+      const std::string& members = bound_.at(rewrite.root);
+      check("!" + value + "->type()->is_tuple() || " + value + "->type()->fields().size() != " + members +
+            ".size()");
+      std::string i = names_.numbered("i");
+      body_->line("for (size_t " + i + " = 0; " + i + " < " + members + ".size(); ++" + i + ") {");
+      body_->indent();
+      std::string item = names_.numbered("item");
+      body_->line("dpl::Node* " + item + " = rewriter.item(" + value + ", static_cast<int64_t>(" + i + "));");
+      check(item + " == nullptr");
+      body_->line(pairs + ".emplace_back(" + members + "[" + i + "], " + item + ");");
+      body_->dedent();
+      body_->line("}");
+    }
+    body_->line("return rewriter.replace_all(" + pairs + ");");
+  }
+
+  const Rule& rule_;
+  std::vector<std::string> root_nodes_;  // the locals of the single roots matched so far
+  std::vector<std::string> root_lists_;  // the member lists of the groups collected so far
 };
 
 // Stands for a rule function's name while its body is compared with the other alternatives'.
@@ -874,6 +1098,9 @@ struct Alternative {
   OpId root_op;
   std::string function;
   std::string comment;
+  bool any_node = false;  // a multi-root rule anchored at `x: _`: tried on every node, whatever its op
+  bool composite_root = false;  // rooted at `composite("name")(...)`: tried on FuncCall nodes
+  size_t specificity = 0;       // pattern_specificity() of the alternative (summed over the roots of a multi-root rule)
 };
 
 std::string output_stem(const std::string& basename) {
@@ -884,54 +1111,227 @@ std::string output_stem(const std::string& basename) {
 void open_namespace(CodeWriter& out, const std::string& name) { out.line("namespace " + name + " {"); }
 void close_namespace(CodeWriter& out, const std::string& name) { out.line("}  // namespace " + name); }
 
-// The pass's matcher: dispatch on the root op, then the alternatives rooted there in priority order.
-void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
-                  const std::vector<Alternative>& alternatives, const OpRegistry& registry) {
-  // Root ops in order of first appearance, so the output follows the file.
-  std::vector<OpId> root_ops;
-  for (const Alternative& alternative : alternatives) {
-    if (std::find(root_ops.begin(), root_ops.end(), alternative.root_op) == root_ops.end()) {
-      root_ops.push_back(alternative.root_op);
-    }
+std::string attr_kind_cpp(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Bool: return "dpl::AttrKind::Bool";
+    case AttrKind::Int: return "dpl::AttrKind::Int";
+    case AttrKind::Float: return "dpl::AttrKind::Float";
+    case AttrKind::String: return "dpl::AttrKind::String";
+    case AttrKind::DType: return "dpl::AttrKind::DType";
+    case AttrKind::IntList: return "dpl::AttrKind::IntList";
+    case AttrKind::OptInt: return "dpl::AttrKind::OptInt";
+    case AttrKind::OptFloat: return "dpl::AttrKind::OptFloat";
+    case AttrKind::OptIntList: return "dpl::AttrKind::OptIntList";
+    case AttrKind::IntOrIntList: return "dpl::AttrKind::IntOrIntList";
+    case AttrKind::OptString: return "dpl::AttrKind::OptString";
   }
-  out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
-  if (root_ops.empty()) {
-    out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
+  return "";
+}
+
+// The ops declared in the .dpl file, each registered in the process's registry by a static initializer (before
+// main, so that the TVMScript reader and printer know them wherever the pass library is linked). The rules refer
+// to an op by the id its registration returned: `dpl_op_my_scale`.
+void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistry& registry, NameTable& names,
+                           Needs& needs) {
+  static constexpr std::pair<OpTrait, const char*> kTraitNames[] = {
+      {kCommutative, "dpl::kCommutative"}, {kElementwise, "dpl::kElementwise"}, {kBroadcast, "dpl::kBroadcast"},
+      {kInjective, "dpl::kInjective"},     {kReduction, "dpl::kReduction"},     {kOpaque, "dpl::kOpaque"}};
+  for (const OpDecl& decl : file.ops) {
+    const OpInfo& info = registry.get(decl.id);
+    std::string function = names.fresh("register_" + op_ident(info));
+    out.line("// op " + info.name + " (" + file.basename + ":" + std::to_string(decl.name_loc.line) + ")");
+    out.line("dpl::OpId " + function + "() {");
+    out.indent();
+    out.line("dpl::OpInfo info;");
+    out.line("info.name = " + string_literal(info.name) + ";");
+    out.line(fmt::format("info.min_operands = {};", info.min_operands));
+    out.line(fmt::format("info.max_operands = {};", info.max_operands));
+    for (const AttrSpec& attr : info.attrs) {
+      out.line("info.attrs.push_back(dpl::AttrSpec{" + string_literal(attr.name) + ", " + attr_kind_cpp(attr.kind) +
+               ", " + attr_value_cpp(attr.default_value, needs) + "});");
+    }
+    std::vector<std::string> traits;
+    for (const auto& [trait, name] : kTraitNames) {
+      if (info.has(trait)) traits.push_back(name);
+    }
+    if (!traits.empty()) out.line("info.traits = " + fmt::format("{}", fmt::join(traits, " | ")) + ";");
+    if (decl.same_as >= 0) {
+      out.line("// same_as(" + decl.operands[static_cast<size_t>(decl.same_as)] + ")");
+      out.line("info.infer = [](const dpl::InferInput& input, std::string&) -> dpl::TypeRef {");
+      out.indent();
+      out.line(fmt::format("return input.operands[{}]->type();", decl.same_as));
+      out.dedent();
+      out.line("};");
+    }
+    needs.utility = true;
+    out.line("return dpl::OpRegistry::global().add(std::move(info));");
+    out.dedent();
+    out.line("}");
+    out.line("[[maybe_unused]] const dpl::OpId " + op_constant(info) + " = " + function + "();");
     out.blank();
+  }
+}
+
+// Dispatch on the root op of a call: the rules of an op declared in the .dpl file (whose id is known at run time
+// only, so it cannot be a case label) each behind an `if`, then a switch over the built-in ops. `rules_for(op)`
+// emits the tries of op's rules; each op's block ends with `return -1`. After the dispatch, a call of any other op
+// returns -1 when `only_op_roots`, else falls through.
+void emit_op_dispatch(CodeWriter& out, const std::vector<OpId>& root_ops, bool only_op_roots,
+                      const OpRegistry& registry, const std::function<void(OpId)>& rules_for) {
+  std::vector<OpId> builtin;
+  for (OpId op : root_ops) {
+    if (op < std::size(kBuiltinOpIdents)) {
+      builtin.push_back(op);
+      continue;
+    }
+    out.line("if (root->op() == " + op_constant(registry.get(op)) + ") {");
+    out.indent();
+    rules_for(op);
+    out.line("return -1;");
+    out.dedent();
+    out.line("}");
+  }
+  if (builtin.empty()) {
+    if (only_op_roots) out.line("return -1;");
     return;
   }
-  out.line("int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
-  out.indent();
-  out.line("if (!root->is_call()) return -1;");
   out.line("switch (root->op()) {");
   out.indent();
-  for (OpId op : root_ops) {
+  for (OpId op : builtin) {
     out.line("case " + op_constant(registry.get(op)) + ":");
     out.indent();
-    for (const Alternative& alternative : alternatives) {
-      if (alternative.root_op != op) continue;
-      out.line(alternative.comment);
-      out.line(fmt::format("if ({}(rewriter, root)) return {};", alternative.function, alternative.rule_index));
-    }
+    rules_for(op);
     out.line("return -1;");
     out.dedent();
   }
   out.line("default:");
   out.indent();
-  out.line("return -1;");
+  out.line(only_op_roots ? "return -1;" : "break;");
   out.dedent();
   out.dedent();
   out.line("}");
+}
+
+// The pass's matcher. The alternatives are tried in rule order (docs/semantics.md, "Rule order"): higher priority
+// first, then the more specific, then declaration order. Op-rooted alternatives are dispatched by a switch on the
+// root op, composite-call-rooted ones at FuncCall nodes, and any-node ones (multi-root rules anchored at `x: _`)
+// at every node, each in its place in the order.
+void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
+                  std::vector<Alternative> alternatives, const OpRegistry& registry) {
+  // Root ops in order of first appearance, so the output follows the file.
+  std::vector<OpId> root_ops;
+  for (const Alternative& alternative : alternatives) {
+    if (!alternative.any_node && !alternative.composite_root &&
+        std::find(root_ops.begin(), root_ops.end(), alternative.root_op) == root_ops.end()) {
+      root_ops.push_back(alternative.root_op);
+    }
+  }
+  std::stable_sort(alternatives.begin(), alternatives.end(), [](const Alternative& a, const Alternative& b) {
+    if (a.rule->options.priority != b.rule->options.priority) {
+      return a.rule->options.priority > b.rule->options.priority;
+    }
+    return a.specificity > b.specificity;
+  });
+  const bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) {
+    return a.any_node;
+  });
+  const bool composite = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) {
+    return a.composite_root;
+  });
+  // The alternatives for which `fits` holds, and the any-node ones, in rule order.
+  auto try_rules = [&](auto fits) {
+    for (const Alternative& alternative : alternatives) {
+      if (!alternative.any_node && !fits(alternative)) continue;
+      out.line(alternative.comment);
+      std::string once = alternative.rule->options.once ? "!rewriter.created_in_run(root) && " : "";
+      out.line(fmt::format("if ({}{}(rewriter, root)) return {};", once, alternative.function, alternative.rule_index));
+    }
+  };
+  out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
+  if (alternatives.empty()) {
+    out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
+    out.blank();
+    return;
+  }
+  const bool only_op_roots = !any_node && !composite;
+  out.line("int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+  out.indent();
+  if (!root_ops.empty()) {
+    if (only_op_roots) {
+      out.line("if (!root->is_call()) return -1;");
+    } else {
+      out.line("if (root->is_call()) {");
+      out.indent();
+    }
+    emit_op_dispatch(out, root_ops, only_op_roots, registry, [&](OpId op) {
+      try_rules([&](const Alternative& a) { return !a.composite_root && a.root_op == op; });
+    });
+    if (!only_op_roots) {
+      out.dedent();
+      out.line("}");
+    }
+  }
+  if (composite) {
+    out.line("if (root->kind() == dpl::NodeKind::FuncCall) {");
+    out.indent();
+    try_rules([](const Alternative& a) { return a.composite_root; });
+    out.line("return -1;");
+    out.dedent();
+    out.line("}");
+  }
+  if (!only_op_roots) {
+    try_rules([](const Alternative&) { return false; });
+    out.line("return -1;");
+  }
   out.dedent();
   out.line("}");
   out.blank();
+}
+
+// The trailing PassDef initializers where they differ from the defaults: a partition pass visits users first; a
+// pass with a rule anchored at any value visits parameters too (a rewrite pass, so operands first).
+std::string visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives) {
+  bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) { return a.any_node; });
+  bool partition = std::any_of(pass.rules.begin(), pass.rules.end(),
+                               [](const Rule& rule) { return rule.kind == Rule::Kind::Partition; });
+  if (partition) return ", dpl::VisitOrder::UsersFirst";
+  return any_node ? ", dpl::VisitOrder::OperandsFirst, /*visit_params=*/true" : "";
+}
+
+// The matcher function of a multi-root rule, written to `code`; the alternative the pass matcher dispatches.
+Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location, NameTable& names,
+                                 const OpRegistry& registry, Needs& needs, CodeWriter& code) {
+  Alternative alternative;
+  alternative.rule_index = rule_index;
+  alternative.rule = &rule;
+  alternative.function = names.fresh("rule_" + rule.name);
+  alternative.comment = "// rule " + rule.name + " (" + location + ")";
+  const Pattern& anchor = *rule.roots[0].pattern;
+  const Pattern* call = &anchor;
+  while (const auto* bind = std::get_if<BindPattern>(&call->node)) call = bind->inner.get();
+  alternative.any_node = !std::holds_alternative<CallPattern>(call->node);
+  alternative.root_op = alternative.any_node ? OpId{0} : root_call(anchor).ops[0].id;
+  for (const RootDecl& root : rule.roots) alternative.specificity += pattern_specificity(*root.pattern);
+  std::vector<std::string> roots;
+  for (const RootDecl& root : rule.roots) {
+    roots.push_back(std::string(root.group ? "group " : "") + root.name + ": " + to_string(*root.pattern) +
+                    (root.guard ? " where " + to_string(*root.guard) : ""));
+  }
+  code.line(alternative.comment);
+  code.line("// " + comment_text(fmt::format("{{ {}; {}=> {}; }}", fmt::join(roots, "; "),
+                                             rule.guard ? "where " + to_string(*rule.guard) + "; " : "",
+                                             rhs_to_string(rule))));
+  MultiRootEmitter(registry, rule, needs).emit(code, alternative.function);
+  code.blank();
+  return alternative;
 }
 
 }  // namespace
 
 bool is_cpp_keyword(std::string_view name) { return cpp_keywords().count(name) != 0; }
 
-EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& registry) {
+EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& given_registry) {
+  const OpRegistry& registry = file.op_registry ? *file.op_registry : given_registry;  // with the file's `op`s
   EmittedCpp result;
   std::string stem = output_stem(file.basename);
   result.header_name = stem + ".dpl.h";
@@ -942,6 +1342,8 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   NameTable names;
   std::map<const Pass*, std::string> pass_functions;
   for (const Pass& pass : file.passes) pass_functions[&pass] = names.fresh(pass.name + "_pass");
+  std::vector<std::string> pipeline_functions;
+  for (const PipelineDecl& pipeline : file.pipelines) pipeline_functions.push_back(names.fresh(pipeline.name + "_pipeline"));
 
   // --- header ---
   CodeWriter header;
@@ -958,6 +1360,12 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     header.line(summary);
     header.line("const dpl::PassDef& " + pass_functions[&pass] + "();");
   }
+  for (size_t i = 0; i < file.pipelines.size(); ++i) {
+    const PipelineDecl& pipeline = file.pipelines[i];
+    header.line("// pipeline " + pipeline.name + " = " + fmt::format("{}", fmt::join(pipeline.passes, ", ")) +
+                (pipeline.description.empty() ? "" : ": " + comment_text(pipeline.description)));
+    header.line("const dpl::PipelineDef& " + pipeline_functions[i] + "();");
+  }
   header.blank();
   close_namespace(header, options.namespace_name);
   result.header = header.str();
@@ -969,8 +1377,13 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   for (const Pass& pass : file.passes) {
     for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
       const Rule& rule = pass.rules[rule_index];
-      std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
       std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
+      if (rule.kind == Rule::Kind::MultiRoot) {
+        alternatives[&pass].push_back(
+            emit_multi_root_rule(rule, rule_index, location, names, registry, needs, rules_code));
+        continue;
+      }
+      std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
       // Alternatives that differ only in the root op (which the dispatch switch has checked) share a function.
       struct Function {
         std::string name;
@@ -980,15 +1393,19 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
       };
       std::vector<Function> functions;
       std::map<std::string, size_t> function_of_body;
+      const bool partition = rule.kind == Rule::Kind::Partition;
       const std::string guard = rule.guard ? " where " + to_string(*rule.guard) : "";
-      const std::string header = "// rule " + rule.name + " (" + location + ")";
+      const std::string action = partition ? "" : " => " + rhs_to_string(rule);
+      const std::string header = partition ? "// partition " + string_literal(rule.name) + " (" + location + ")"
+                                           : "// rule " + rule.name + " (" + location + ")";
+      const std::string function_base = (partition ? "partition_" : "rule_") + rule.name;
       for (size_t k = 0; k < expanded.size(); ++k) {
         CodeWriter function;
         RuleEmitter(registry, *expanded[k], rule, needs).emit(function, kFunctionName);
         auto [shared, fresh] = function_of_body.emplace(function.str(), functions.size());
         if (fresh) {
-          std::string name = names.fresh(expanded.size() == 1 ? "rule_" + rule.name
-                                                              : "rule_" + rule.name + "_" + std::to_string(k + 1));
+          std::string name = names.fresh(expanded.size() == 1 ? function_base
+                                                              : function_base + "_" + std::to_string(k + 1));
           std::string text = function.str();
           text.replace(text.find(kFunctionName), std::string_view(kFunctionName).size(), name);
           functions.push_back(Function{name, std::move(text), expanded[k].get(), {}});
@@ -998,7 +1415,9 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
         Alternative alternative;
         alternative.rule_index = rule_index;
         alternative.rule = &rule;
-        alternative.root_op = root_call(*expanded[k]).ops[0].id;
+        alternative.composite_root = root_call(*expanded[k]).composite.has_value();
+        alternative.root_op = alternative.composite_root ? OpId{0} : root_call(*expanded[k]).ops[0].id;
+        alternative.specificity = pattern_specificity(*expanded[k]);
         alternative.function = target.name;
         alternative.comment = header;
         if (expanded.size() > 1) alternative.comment += fmt::format(", alternative {} of {}", k + 1, expanded.size());
@@ -1009,20 +1428,23 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
           rules_code.line(expanded.size() == 1 ? header
                                                : header + fmt::format(", alternative {} of {}",
                                                                       function.alternatives[0], expanded.size()));
-          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + " => " + rhs_to_string(rule)));
+          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + action));
         } else {
           std::string which =
               function.alternatives.size() == expanded.size()
                   ? fmt::format("all {} alternatives", expanded.size())
                   : fmt::format("alternatives {} of {}", fmt::join(function.alternatives, ", "), expanded.size());
           rules_code.line(header + ", " + which + " (they differ in the root op only)");
-          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + " => " + rhs_to_string(rule)));
+          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + action));
         }
         rules_code.text(function.text);
         rules_code.blank();
       }
     }
   }
+
+  CodeWriter op_registrations;
+  emit_op_registrations(op_registrations, file, registry, names, needs);
 
   // --- source ---
   CodeWriter source;
@@ -1031,9 +1453,11 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.blank();
   std::vector<std::string> system_includes = {"<cstdint>"};
   if (needs.string) system_includes.push_back("<string>");
-  if (needs.string_view) system_includes.push_back("<string_view>");
+  if (needs.string_view || !file.pipelines.empty()) system_includes.push_back("<string_view>");
+  if (needs.utility) system_includes.push_back("<utility>");
   if (needs.variant) system_includes.push_back("<variant>");
   if (needs.vector) system_includes.push_back("<vector>");
+  if (needs.algorithm) system_includes.insert(system_includes.begin(), "<algorithm>");
   for (const std::string& include : system_includes) source.line("#include " + include);
   source.blank();
   source.line("#include \"dpl/ir/graph.h\"");
@@ -1051,6 +1475,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   open_namespace(source, options.namespace_name);
   source.line("namespace {");
   source.blank();
+  source.text(op_registrations.str());
   std::string rules_text = rules_code.str();  // each rule function ends with a blank line already
   if (rules_text.ends_with('\n')) rules_text.pop_back();
   source.line(rules_text);
@@ -1085,8 +1510,22 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     source.indent();
     source.line("static const dpl::PassDef pass{" + string_literal(pass.name) + ", " +
                 string_literal(pass.description) + ", " + string_literal(file.basename) + ", " + rule_table + ", &" +
-                matcher + "};");
+                matcher + visit_initializers(pass, alternatives[&pass]) + "};");
     source.line("return pass;");
+    source.dedent();
+    source.line("}");
+    source.blank();
+  }
+  for (size_t i = 0; i < file.pipelines.size(); ++i) {
+    const PipelineDecl& pipeline = file.pipelines[i];
+    std::vector<std::string> passes;
+    for (const std::string& name : pipeline.passes) passes.push_back(string_literal(name));
+    source.line("const dpl::PipelineDef& " + pipeline_functions[i] + "() {");
+    source.indent();
+    source.line("static constexpr std::string_view passes[] = {" + fmt::format("{}", fmt::join(passes, ", ")) + "};");
+    source.line("static const dpl::PipelineDef pipeline{" + string_literal(pipeline.name) + ", " +
+                string_literal(pipeline.description) + ", " + string_literal(file.basename) + ", passes};");
+    source.line("return pipeline;");
     source.dedent();
     source.line("}");
     source.blank();
@@ -1095,6 +1534,10 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   for (const Pass& pass : file.passes) {
     source.line("const dpl::PassRegistration " + names.fresh(pass.name + "_registration") + "(" +
                 pass_functions[&pass] + "());");
+  }
+  for (size_t i = 0; i < file.pipelines.size(); ++i) {
+    source.line("const dpl::PipelineRegistration " + names.fresh(file.pipelines[i].name + "_registration") + "(" +
+                pipeline_functions[i] + "());");
   }
   source.line("}  // namespace");
   source.blank();

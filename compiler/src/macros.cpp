@@ -122,25 +122,12 @@ class MacroExpander {
                        not_a_parameter(p.name, pattern.loc);
                      }
                    },
-                   [&](const BindPattern& p) {
-                     not_a_parameter(p.name, p.name_loc);
-                     check_names(*p.inner, macro, params, uses);
-                   },
+                   [&](const BindPattern& p) { not_a_parameter(p.name, p.name_loc); },
                    [&](const CallPattern& p) {
                      if (!p.op_var.empty()) not_a_parameter(p.op_var, p.op_var_loc);
                      for (const PatternAttr& attr : p.attrs) {
                        if (!attr.literal) not_a_parameter(attr.capture, attr.value_loc);
                      }
-                     for (const PatternPtr& operand : p.operands) check_names(*operand, macro, params, uses);
-                   },
-                   [&](const AltPattern& p) {
-                     for (const PatternPtr& alternative : p.alternatives) {
-                       check_names(*alternative, macro, params, uses);
-                     }
-                   },
-                   [&](const ItemPattern& p) { check_names(*p.tuple, macro, params, uses); },
-                   [&](const TuplePattern& p) {
-                     for (const PatternPtr& field : p.fields) check_names(*field, macro, params, uses);
                    },
                    [&](const TypePattern& p) {
                      if (!p.shape) return;
@@ -151,6 +138,7 @@ class MacroExpander {
                    [](const auto&) {},
                },
                pattern.node);
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { check_names(sub, macro, params, uses); });
   }
 
   // The body with the arguments in place of the parameters. A parameter used more than once becomes a hidden
@@ -183,22 +171,8 @@ class MacroExpander {
   };
 
   static void count_uses(const Pattern& pattern, std::map<std::string, int>& uses) {
-    std::visit(Overloaded{
-                   [&](const VarPattern& p) { ++uses[p.name]; },
-                   [&](const BindPattern& p) { count_uses(*p.inner, uses); },
-                   [&](const CallPattern& p) {
-                     for (const PatternPtr& operand : p.operands) count_uses(*operand, uses);
-                   },
-                   [&](const AltPattern& p) {
-                     for (const PatternPtr& alternative : p.alternatives) count_uses(*alternative, uses);
-                   },
-                   [&](const ItemPattern& p) { count_uses(*p.tuple, uses); },
-                   [&](const TuplePattern& p) {
-                     for (const PatternPtr& field : p.fields) count_uses(*field, uses);
-                   },
-                   [](const auto&) {},
-               },
-               pattern.node);
+    if (const auto* var = std::get_if<VarPattern>(&pattern.node)) ++uses[var->name];
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { count_uses(sub, uses); });
   }
 
   static void replace_params(PatternPtr& pattern, std::map<std::string, Substitution>& substitutions) {
@@ -256,7 +230,10 @@ bool expand_macros(AstFile& file, const std::vector<const PatternMacro*>& import
   if (diags.error_count() > errors_before) return false;
   std::vector<const PatternMacro*> expanding;
   for (Pass& pass : file.passes) {
-    for (Rule& rule : pass.rules) expander.expand(rule.lhs, expanding);
+    for (Rule& rule : pass.rules) {
+      if (rule.lhs != nullptr) expander.expand(rule.lhs, expanding);
+      for (RootDecl& root : rule.roots) expander.expand(root.pattern, expanding);
+    }
   }
   return diags.error_count() == errors_before;
 }

@@ -9,8 +9,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "dpl/compiler/compile.h"
+#include "dpl/compiler/verify.h"
 
 namespace {
 
@@ -20,31 +22,56 @@ constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;
 constexpr int kExitUsage = 2;
 
-// Writes `text` to a temporary file beside `path`, then renames it over `path`, so that a reader (or a build
-// interrupted halfway) never sees a partial file.
-bool write_atomically(const fs::path& path, const std::string& text, std::string& error) {
-  fs::path temporary = path;
-  temporary += ".tmp" + std::to_string(::getpid());
-  {
+// The output files of one run. Each is first written to a temporary file beside it; only when every one was
+// written are they renamed over their targets, so a failed run (a bad depfile path, a full disk) leaves the
+// previous outputs as they were, and a reader or an interrupted build never sees a partial file. Temporary files
+// that were not renamed are removed.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles() {
+    for (const Staged& file : staged_) {
+      std::error_code ignored;
+      fs::remove(file.temporary, ignored);
+    }
+  }
+
+  bool stage(const fs::path& path, const std::string& text, std::string& error) {
+    fs::path temporary = path;
+    temporary += ".tmp" + std::to_string(::getpid());
+    staged_.push_back({temporary, path});
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;
     out.close();
     if (!out) {
       error = "cannot write " + temporary.string();
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
       return false;
     }
+    return true;
   }
-  std::error_code code;
-  fs::rename(temporary, path, code);
-  if (code) {
-    error = "cannot rename " + temporary.string() + " to " + path.string() + ": " + code.message();
-    fs::remove(temporary, code);
-    return false;
+
+  bool commit(std::string& error) {
+    for (const Staged& file : staged_) {
+      std::error_code code;
+      fs::rename(file.temporary, file.path, code);
+      if (code) {
+        error = "cannot rename " + file.temporary.string() + " to " + file.path.string() + ": " + code.message();
+        return false;
+      }
+    }
+    staged_.clear();
+    return true;
   }
-  return true;
-}
+
+ private:
+  struct Staged {
+    fs::path temporary;
+    fs::path path;
+  };
+  std::vector<Staged> staged_;
+};
 
 // `name` or `outer::inner`: C++ identifiers joined by `::`.
 bool is_namespace_name(std::string_view name) {
@@ -82,15 +109,18 @@ int main(int argc, char** argv) {
   std::string depfile;
   std::string emit;
   bool check_only = false;
+  bool verify = false;
   app.add_option("rules", input, "The .dpl rule file")->required();
   app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
   app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")->capture_default_str();
   app.add_option("--depfile", depfile, "Also write a Makefile-syntax depfile listing the inputs");
   app.add_option("--emit", emit, "Print instead of writing files: ast or cpp")->check(CLI::IsMember({"ast", "cpp"}));
   app.add_flag("--check", check_only, "Only check the rules; write nothing");
+  app.add_flag("--verify", verify,
+               "Test each rule numerically on small instances of its left-hand side; write nothing");
   try {
     app.parse(argc, argv);
-    if (!check_only && emit.empty() && output_dir.empty()) {
+    if (!check_only && !verify && emit.empty() && output_dir.empty()) {
       throw CLI::RequiredError("-o DIR (or --check, or --emit)");
     }
     if (!depfile.empty() && output_dir.empty()) throw CLI::ValidationError("--depfile needs -o DIR");
@@ -106,6 +136,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "dplc: " << e.what() << "\nRun 'dplc --help' for usage.\n";
     return kExitUsage;
+  }
+
+  if (verify) {
+    return dpl::compiler::verify_rules(input, std::cout, std::cerr).ok ? kExitOk : kExitInputError;
   }
 
   std::string read_error;
@@ -143,15 +177,17 @@ int main(int argc, char** argv) {
   const fs::path header_path = fs::path(output_dir) / result.cpp->header_name;
   const fs::path source_path = fs::path(output_dir) / result.cpp->source_name;
   std::string write_error;
-  bool written = write_atomically(header_path, result.cpp->header, write_error) &&
-                 write_atomically(source_path, result.cpp->source, write_error);
+  OutputFiles outputs;
+  bool written = outputs.stage(header_path, result.cpp->header, write_error) &&
+                 outputs.stage(source_path, result.cpp->source, write_error);
   if (written && !depfile.empty()) {
     // Absolute paths: the build tool may run in another directory than dplc did.
     std::string rule =
         make_escape(fs::absolute(header_path).string()) + " " + make_escape(fs::absolute(source_path).string()) + ":";
     for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
-    written = write_atomically(depfile, rule + "\n", write_error);
+    written = outputs.stage(depfile, rule + "\n", write_error);
   }
+  written = written && outputs.commit(write_error);
   if (!written) {
     std::cerr << "dplc: error: " << write_error << "\n";
     return kExitInputError;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -233,21 +234,25 @@ class AstBuilder {
       if (auto* pass = item->passDecl()) {
         ast->passes.push_back(build_pass(pass));
       } else if (auto* rule = item->ruleDecl()) {
-        if (implicit_pass < 0) {
-          implicit_pass = static_cast<int>(ast->passes.size());
-          Pass implicit;
-          implicit.name = ast->stem;
-          implicit.name_loc = token_loc(source_, rule->getStart());
-          implicit.implicit = true;
-          ast->passes.push_back(std::move(implicit));
+        if (auto built = build_rule(rule)) implicit_rules(*ast, implicit_pass, rule).push_back(std::move(*built));
+      } else if (auto* multi = item->multiRuleDecl()) {
+        if (auto built = build_multi_rule(multi)) {
+          implicit_rules(*ast, implicit_pass, multi).push_back(std::move(*built));
         }
-        if (auto built = build_rule(rule)) ast->passes[implicit_pass].rules.push_back(std::move(*built));
+      } else if (auto* partition = item->partitionDecl()) {
+        if (auto built = build_partition(partition)) {
+          implicit_rules(*ast, implicit_pass, partition).push_back(std::move(*built));
+        }
+      } else if (auto* pipeline = item->pipelineDecl()) {
+        ast->pipelines.push_back(build_pipeline(pipeline));
       } else if (auto* macro = item->patternDecl()) {
         if (auto built = build_macro(macro)) ast->macros.push_back(std::move(*built));
       } else if (auto* import = item->importDecl()) {
         ast->imports.push_back(Import{unquote(import->STRING()->getSymbol()), loc(import)});
       } else if (auto* declaration = item->externDecl()) {
         if (auto built = build_extern(declaration)) ast->externs.push_back(std::move(*built));
+      } else if (auto* op = item->opDecl()) {
+        if (auto built = build_op_decl(op)) ast->ops.push_back(std::move(*built));
       }
     }
     for (PatternMacro& macro : pass_macros_) ast->macros.push_back(std::move(macro));
@@ -256,6 +261,19 @@ class AstBuilder {
 
  private:
   SourceLoc loc(antlr4::ParserRuleContext* context) const { return context_loc(source_, context); }
+
+  // The rules of the pass formed by the rules written outside any pass block (created at the first such rule).
+  std::vector<Rule>& implicit_rules(AstFile& ast, int& implicit_pass, antlr4::ParserRuleContext* first_rule) {
+    if (implicit_pass < 0) {
+      implicit_pass = static_cast<int>(ast.passes.size());
+      Pass implicit;
+      implicit.name = ast.stem;
+      implicit.name_loc = token_loc(source_, first_rule->getStart());
+      implicit.implicit = true;
+      ast.passes.push_back(std::move(implicit));
+    }
+    return ast.passes[static_cast<size_t>(implicit_pass)].rules;
+  }
   SourceLoc loc(const antlr4::Token* token) const { return token_loc(source_, token); }
 
   std::optional<PatternMacro> build_macro(DplParser::PatternDeclContext* context) {
@@ -310,6 +328,52 @@ class AstBuilder {
     return decl;
   }
 
+  // `op my.scale(x, rest..., factor: float = 1.0) : elementwise -> same_as(x);`. Sema checks the kinds, traits,
+  // defaults and the result rule.
+  std::optional<OpDecl> build_op_decl(DplParser::OpDeclContext* context) {
+    OpDecl decl;
+    decl.name_loc = loc(context->nameParts[0]);
+    for (DplParser::IdentContext* part : context->nameParts) {
+      decl.name += (decl.name.empty() ? "" : ".") + part->getText();
+    }
+    for (DplParser::IdentContext* trait : context->traits) {
+      decl.traits.push_back(trait->getText());
+      decl.trait_locs.push_back(loc(trait));
+    }
+    for (DplParser::OpParamContext* param : context->opParam()) {
+      if (auto* operand = dynamic_cast<DplParser::OperandParamContext*>(param)) {
+        if (!check_variable_name(operand->ident()->getText(), loc(operand->ident()))) return std::nullopt;
+        if (decl.variadic) {
+          diags_.error(loc(operand), "only the last operand of an op can be variadic ('xs...')");
+          return std::nullopt;
+        }
+        if (!decl.attrs.empty()) {
+          diags_.error(loc(operand), "operands come before attributes ('name: kind')");
+          return std::nullopt;
+        }
+        decl.operands.push_back(operand->ident()->getText());
+        decl.operand_locs.push_back(loc(operand->ident()));
+        decl.variadic = operand->variadic != nullptr;
+        continue;
+      }
+      auto* attr = dynamic_cast<DplParser::AttrParamContext*>(param);
+      std::vector<DplParser::IdentContext*> parts = attr->ident();
+      OpDecl::Attr spec{parts[0]->getText(), loc(parts[0]), parts[1]->getText(), loc(parts[1]),
+                        attr->optional != nullptr, std::nullopt, {}};
+      if (attr->value != nullptr) {
+        spec.default_loc = loc(attr->value);
+        spec.default_value = literal(attr->value);
+        if (!spec.default_value) return std::nullopt;
+      }
+      decl.attrs.push_back(std::move(spec));
+    }
+    if (context->result != nullptr) {
+      decl.result = expression(context->result, 0);
+      if (decl.result == nullptr) return std::nullopt;
+    }
+    return decl;
+  }
+
   Pass build_pass(DplParser::PassDeclContext* context) {
     Pass pass;
     pass.name = context->ident()->getText();
@@ -318,6 +382,10 @@ class AstBuilder {
     for (DplParser::PassItemContext* item : context->passItem()) {
       if (auto* rule = item->ruleDecl()) {
         if (auto built = build_rule(rule)) pass.rules.push_back(std::move(*built));
+      } else if (auto* multi = item->multiRuleDecl()) {
+        if (auto built = build_multi_rule(multi)) pass.rules.push_back(std::move(*built));
+      } else if (auto* partition = item->partitionDecl()) {
+        if (auto built = build_partition(partition)) pass.rules.push_back(std::move(*built));
       } else if (auto* macro = item->patternDecl()) {
         // Pattern declarations are file-wide wherever they are written.
         if (auto built = build_macro(macro)) pass_macros_.push_back(std::move(*built));
@@ -330,21 +398,129 @@ class AstBuilder {
     Rule rule;
     rule.name = context->ident()->getText();
     rule.name_loc = loc(context->ident());
+    rule.options = build_options(context->ruleOption());
     rule.lhs = pattern(context->lhs, 0);
     if (context->guard != nullptr) {
       rule.guard = guard_expression(context->guard, 0);
       if (rule.guard == nullptr) return std::nullopt;
     }
-    for (DplParser::LetBindingContext* let : context->letBinding()) {
-      std::string name = let->ident()->getText();
-      if (!check_variable_name(name, loc(let->ident()))) return std::nullopt;
-      ExprPtr value = expression(let->value, 0);
-      if (value == nullptr) return std::nullopt;
-      rule.lets.push_back(LetBinding{name, loc(let->ident()), std::move(value)});
-    }
+    if (!build_lets(context->letBinding(), rule)) return std::nullopt;
     rule.rhs = expression(context->rhs, 0);
     if (rule.lhs == nullptr || rule.rhs == nullptr) return std::nullopt;
     return rule;
+  }
+
+  // `rule NAME [options] { root; ...; [where guard;] => let ...; root => value; ... }`.
+  std::optional<Rule> build_multi_rule(DplParser::MultiRuleDeclContext* context) {
+    Rule rule;
+    rule.kind = Rule::Kind::MultiRoot;
+    rule.name = context->ident()->getText();
+    rule.name_loc = loc(context->ident());
+    rule.options = build_options(context->ruleOption());
+    bool ok = true;
+    for (DplParser::RootDeclContext* root : context->rootDecl()) {
+      RootDecl decl;
+      decl.name = root->ident()->getText();
+      decl.name_loc = loc(root->ident());
+      decl.group = root->group != nullptr;
+      if (!check_variable_name(decl.name, decl.name_loc)) return std::nullopt;
+      decl.pattern = pattern(root->pattern, 0);
+      if (decl.pattern == nullptr) ok = false;
+      if (root->guard != nullptr) {
+        decl.guard = guard_expression(root->guard, 0);
+        if (decl.guard == nullptr) ok = false;
+      }
+      rule.roots.push_back(std::move(decl));
+    }
+    if (context->guard != nullptr) {
+      rule.guard = guard_expression(context->guard, 0);
+      if (rule.guard == nullptr) ok = false;
+    }
+    if (!build_lets(context->letBinding(), rule)) return std::nullopt;
+    for (DplParser::RootRewriteContext* rewrite : context->rootRewrite()) {
+      ExprPtr value = expression(rewrite->value, 0);
+      if (value == nullptr) {
+        ok = false;
+        continue;
+      }
+      rule.rewrites.push_back(RootRewrite{rewrite->ident()->getText(), loc(rewrite->ident()), std::move(value)});
+    }
+    if (!ok) return std::nullopt;
+    return rule;
+  }
+
+  // `priority N` and `once`, each at most once (a repeated option is reported and the later one ignored).
+  RuleOptions build_options(const std::vector<DplParser::RuleOptionContext*>& written) {
+    RuleOptions options;
+    SourceLoc once_loc;
+    for (DplParser::RuleOptionContext* option : written) {
+      if (auto* priority = dynamic_cast<DplParser::PriorityOptionContext*>(option)) {
+        if (options.priority_loc.line != 0) {
+          Diagnostic& diag = diags_.error(loc(option), "'priority' is given twice");
+          DiagnosticEngine::add_note(diag, options.priority_loc, "first given here");
+          continue;
+        }
+        std::string digits = priority->INT()->getText();
+        int value = 0;
+        auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (error != std::errc() || end != digits.data() + digits.size()) {
+          constexpr int kMax = std::numeric_limits<int>::max();
+          diags_.error(loc(priority->INT()->getSymbol()), "a priority is an integer from -" + std::to_string(kMax) +
+                                                              " to " + std::to_string(kMax));
+          continue;
+        }
+        options.priority = priority->negative != nullptr ? -value : value;
+        options.priority_loc = loc(option);
+      } else if (options.once) {
+        Diagnostic& diag = diags_.error(loc(option), "'once' is given twice");
+        DiagnosticEngine::add_note(diag, once_loc, "first given here");
+      } else {
+        options.once = true;
+        once_loc = loc(option);
+      }
+    }
+    return options;
+  }
+
+  // `partition "composite.name" [options]: pattern [where guard];`: a rule named by its composite name.
+  std::optional<Rule> build_partition(DplParser::PartitionDeclContext* context) {
+    Rule rule;
+    rule.kind = Rule::Kind::Partition;
+    rule.name = unquote(context->name);
+    rule.name_loc = loc(context->name);
+    rule.options = build_options(context->ruleOption());
+    rule.lhs = pattern(context->pattern, 0);
+    if (rule.lhs == nullptr) return std::nullopt;
+    if (context->guard != nullptr) {
+      rule.guard = guard_expression(context->guard, 0);
+      if (rule.guard == nullptr) return std::nullopt;
+    }
+    return rule;
+  }
+
+  PipelineDecl build_pipeline(DplParser::PipelineDeclContext* context) {
+    std::vector<DplParser::IdentContext*> names = context->ident();
+    PipelineDecl pipeline;
+    pipeline.name = names[0]->getText();
+    pipeline.name_loc = loc(names[0]);
+    if (context->description != nullptr) pipeline.description = unquote(context->description);
+    for (size_t i = 1; i < names.size(); ++i) {
+      pipeline.passes.push_back(names[i]->getText());
+      pipeline.pass_locs.push_back(loc(names[i]));
+    }
+    return pipeline;
+  }
+
+  // `let name = value;` bindings before a right-hand side, in order; false after reporting an error.
+  bool build_lets(const std::vector<DplParser::LetBindingContext*>& lets, Rule& rule) {
+    for (DplParser::LetBindingContext* let : lets) {
+      std::string name = let->ident()->getText();
+      if (!check_variable_name(name, loc(let->ident()))) return false;
+      ExprPtr value = expression(let->value, 0);
+      if (value == nullptr) return false;
+      rule.lets.push_back(LetBinding{name, loc(let->ident()), std::move(value)});
+    }
+    return true;
   }
 
   // --- patterns ---
@@ -534,7 +710,23 @@ class AstBuilder {
       call.optional = true;
       callee = optional->expr();
     }
-    if (!callee_ops(callee, call)) return nullptr;
+    if (auto* composite = dynamic_cast<DplParser::CallExprContext*>(callee);
+        composite != nullptr && as_name(composite->expr()) != nullptr &&
+        as_name(composite->expr())->getText() == "composite") {
+      if (call.optional) {
+        diags_.error(loc(callee), "a composite call cannot be optional ('?')");
+        return nullptr;
+      }
+      call.composite = composite_name(composite);
+      if (!call.composite) return nullptr;
+    } else if (!callee_ops(callee, call)) {
+      return nullptr;
+    }
+    if (call.ops.size() == 1 && call.ops[0].text == "composite") {
+      diags_.error(loc(context), "composite(\"name\") names the function; the call's operands follow it: "
+                                 "composite(\"name\")(x, y)");
+      return nullptr;
+    }
 
     if (call.ops.size() == 1 && call.op_var.empty() && !call.optional && call.ops[0].text == "const") {
       return const_pattern(context);
@@ -546,6 +738,10 @@ class AstBuilder {
       bool seen_keyword = false;
       for (DplParser::ArgumentContext* argument : arguments->argument()) {
         if (auto* keyword = dynamic_cast<DplParser::KeywordArgumentContext*>(argument)) {
+          if (call.composite) {
+            diags_.error(loc(keyword), "a composite call takes operands only, no attributes");
+            return nullptr;
+          }
           seen_keyword = true;
           PatternAttr attr;
           attr.name = keyword->ident()->getText();
@@ -576,6 +772,22 @@ class AstBuilder {
       }
     }
     return make_pattern(loc(context), std::move(call));
+  }
+
+  // The name in `composite("ccompiler.add_sub_mul")`: one non-empty string.
+  std::optional<std::string> composite_name(DplParser::CallExprContext* context) {
+    DplParser::ArgumentsContext* arguments = context->arguments();
+    std::vector<DplParser::ArgumentContext*> list;
+    if (arguments != nullptr) list = arguments->argument();
+    auto* positional = list.size() == 1 ? dynamic_cast<DplParser::PositionalArgumentContext*>(list[0]) : nullptr;
+    auto* primary = positional ? dynamic_cast<DplParser::PrimaryExprContext*>(positional->expr()) : nullptr;
+    auto* text = primary ? dynamic_cast<DplParser::StringPrimaryContext*>(primary->primary()) : nullptr;
+    if (text == nullptr || unquote(text->getStart()).empty()) {
+      diags_.error(loc(context), "composite(...) takes the function's Composite attribute as a non-empty string: "
+                                 "composite(\"dnnl.conv2d_relu\")(x, w)");
+      return std::nullopt;
+    }
+    return unquote(text->getStart());
   }
 
   // The callee of a call pattern: `add`, `nn.softmax`, `(add | multiply)` or `(op: add | multiply)`.
@@ -900,10 +1112,26 @@ class AstBuilder {
         diags_.error(loc(context), kGuardCallsNoOps);
         return nullptr;
       }
+      if (as_name(call->expr())->getText() == "split_indices") return builtin_call(call, depth);
       return call_expression(call, depth);
     }
     diags_.error(loc(context), "expected a guard expression");
     return nullptr;
+  }
+
+  // `split_indices(ws.shape[1])`: a builtin of computed values, whose operands are computed values too.
+  ExprPtr builtin_call(DplParser::CallExprContext* context, int depth) {
+    CallExpr call;
+    call.op = OpName{context->expr()->getText(), loc(context->expr()), 0};
+    if (DplParser::ArgumentsContext* arguments = context->arguments()) {
+      for (DplParser::ArgumentContext* argument : arguments->argument()) {
+        auto* positional = static_cast<DplParser::PositionalArgumentContext*>(argument);
+        ExprPtr operand = guard_expression(positional->expr(), depth + 1);
+        if (operand == nullptr) return nullptr;
+        call.operands.push_back(std::move(operand));
+      }
+    }
+    return make_expr(loc(context), std::move(call));
   }
 
   // --- shared helpers ---
@@ -1075,10 +1303,64 @@ class AstBuilder {
   std::vector<PatternMacro> pass_macros_;  // declared inside pass blocks
 };
 
+// The length of the well-formed UTF-8 sequence starting at `text[at]` (RFC 3629: no overlong forms, surrogates
+// or code points past U+10FFFF), or 0.
+size_t utf8_sequence_length(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u; };
+  const unsigned lead = byte(at);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned low = 0x80;
+  unsigned high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// ANTLR's input stream throws on malformed UTF-8; such a file is rejected first, at its first bad byte.
+bool check_utf8(const SourceFile& source, DiagnosticEngine& diags) {
+  const std::string& text = source.text();
+  uint32_t line = 1;
+  size_t line_start = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t length = utf8_sequence_length(text, at);
+    if (length == 0) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto bad = static_cast<unsigned char>(text[at]);
+      diags.error(SourceLoc{&source, line, static_cast<uint32_t>(at - line_start + 1), 1},
+                  std::string("invalid UTF-8 (byte 0x") + kHex[bad >> 4] + kHex[bad & 0xF] +
+                      "); rule files are UTF-8 text");
+      return false;
+    }
+    if (text[at] == '\n') {
+      ++line;
+      line_start = at + 1;
+    }
+    at += length;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<AstFile> parse(const SourceFile& source, DiagnosticEngine& diags) {
   size_t errors_before = diags.error_count();
+  if (!check_utf8(source, diags)) return nullptr;
   antlr4::ANTLRInputStream input(source.text());
   DplLexer lexer(&input);
   lexer.removeErrorListeners();  // the grammar's catch-all tokens mean the lexer never reports errors itself

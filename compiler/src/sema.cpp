@@ -7,6 +7,9 @@
 #include <set>
 
 #include "dpl/compiler/emit_cpp.h"
+#include "dpl/compiler/op_decls.h"
+#include "dpl/compiler/rhs_types.h"
+#include "dpl/compiler/termination.h"
 
 namespace dpl::compiler {
 
@@ -68,6 +71,9 @@ std::string plural(int count, const char* noun) { return std::to_string(count) +
 // Each alternative of a rule becomes its own matcher function; this bounds the generated code.
 constexpr size_t kMaxAlternatives = 256;
 
+// The builtin of computed values that turns part sizes into split points (docs/language.md, group rules).
+constexpr std::string_view kSplitIndices = "split_indices";
+
 enum class VarKind { Value, Op, Attr, Dim };
 
 const char* var_kind_name(VarKind kind) {
@@ -93,6 +99,7 @@ struct Variable {
   bool poisoned = false;               // its binding had an error: uses are not checked further
   int uses = 0;                        // references after the binding (left or right)
   bool let = false;                    // bound by a `let` on the right
+  bool list = false;                   // first bound inside a group root: one value per member outside it
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -121,13 +128,18 @@ class Checker {
       for (Rule& rule : pass.rules) {
         auto [first, fresh] = rules.emplace(rule.name, rule.name_loc);
         if (!fresh) {
-          Diagnostic& diag = diags_.error(rule.name_loc, "duplicate rule name '" + rule.name + "'");
+          Diagnostic& diag = diags_.error(rule.name_loc, std::string(rule.kind == Rule::Kind::Partition
+                                                                         ? "duplicate partition name '"
+                                                                         : "duplicate rule name '") +
+                                                             rule.name + "'");
           DiagnosticEngine::add_note(diag, first->second, "first defined here");
         }
         check_rule(rule);
       }
+      check_partition_pass(pass);
       warn_shadowed(pass);
     }
+    check_pipelines(passes);
   }
 
  private:
@@ -138,12 +150,68 @@ class Checker {
       for (size_t earlier = 0; earlier < later; ++earlier) {
         const Rule& first = pass.rules[earlier];
         const Rule& second = pass.rules[later];
+        if (first.lhs == nullptr || second.lhs == nullptr) continue;  // multi-root rules
         if (first.guard != nullptr || !same_pattern(*first.lhs, *second.lhs)) continue;
         Diagnostic& diag = diags_.warning(
             second.name_loc, "rule '" + second.name + "' has the same pattern as rule '" + first.name +
                                  "', which has no guard: it fires only when that rule's replacement is declined");
         DiagnosticEngine::add_note(diag, first.name_loc, "'" + first.name + "' is here");
         break;
+      }
+    }
+  }
+
+  // A partition pass visits users first (the largest match wins), a rewrite pass operands first: one pass cannot
+  // do both.
+  void check_partition_pass(const Pass& pass) {
+    const Rule* first_partition = nullptr;
+    const Rule* first_rewrite = nullptr;
+    for (const Rule& rule : pass.rules) {
+      const Rule*& first = rule.kind == Rule::Kind::Partition ? first_partition : first_rewrite;
+      if (first == nullptr) first = &rule;
+    }
+    if (first_partition == nullptr || first_rewrite == nullptr) return;
+    const Rule& later = first_partition->name_loc.line > first_rewrite->name_loc.line ? *first_partition
+                                                                                        : *first_rewrite;
+    const Rule& earlier = &later == first_partition ? *first_rewrite : *first_partition;
+    Diagnostic& diag = diags_.error(
+        later.name_loc, "pass '" + pass.name +
+                            "' mixes partitions and rewrite rules; a partition pass visits users first, a rewrite "
+                            "pass operands first: put them in separate passes (a pipeline can run both)");
+    DiagnosticEngine::add_note(diag, earlier.name_loc,
+                               earlier.kind == Rule::Kind::Partition ? "the first partition is here"
+                                                                     : "the first rewrite rule is here");
+  }
+
+  // `pipeline NAME = a, b;`: a new name (neither a pass nor another pipeline) over passes of this file.
+  void check_pipelines(const std::map<std::string, const Pass*>& passes) {
+    std::map<std::string, const PipelineDecl*> pipelines;
+    std::vector<std::string> pass_names;
+    for (const auto& [name, pass] : passes) pass_names.push_back(name);
+    for (const PipelineDecl& pipeline : file_.pipelines) {
+      if (auto pass = passes.find(pipeline.name); pass != passes.end()) {
+        Diagnostic& diag = diags_.error(pipeline.name_loc, "pipeline '" + pipeline.name +
+                                                               "' has the name of a pass; 'dpl-opt -p " +
+                                                               pipeline.name + "' could mean either");
+        DiagnosticEngine::add_note(diag, pass->second->name_loc, "the pass is here");
+      }
+      if (auto [first, fresh] = pipelines.emplace(pipeline.name, &pipeline); !fresh) {
+        Diagnostic& diag = diags_.error(pipeline.name_loc, "duplicate pipeline name '" + pipeline.name + "'");
+        DiagnosticEngine::add_note(diag, first->second->name_loc, "first defined here");
+      }
+      for (size_t i = 0; i < pipeline.passes.size(); ++i) {
+        const std::string& name = pipeline.passes[i];
+        if (passes.count(name) != 0) continue;
+        std::string message = "unknown pass '" + name + "' in pipeline '" + pipeline.name + "'";
+        if (std::string suggestion = nearest(name, pass_names); !suggestion.empty()) {
+          message += "; did you mean '" + suggestion + "'?";
+        }
+        Diagnostic& diag = diags_.error(pipeline.pass_locs[i], message);
+        std::string known;
+        for (const std::string& pass_name : pass_names) known += (known.empty() ? "" : ", ") + pass_name;
+        DiagnosticEngine::add_note(diag, pipeline.name_loc,
+                                   known.empty() ? "a pipeline runs passes of its own file, and this file has none"
+                                                 : "a pipeline runs passes of its own file: " + known);
       }
     }
   }
@@ -228,21 +296,31 @@ class Checker {
   // --- rules and patterns ---
 
   void check_rule(Rule& rule) {
+    if (rule.kind == Rule::Kind::MultiRoot) return check_multi_rule(rule);
     size_t errors_before = diags_.error_count();
+    const bool partition = rule.kind == Rule::Kind::Partition;
+    if (partition && rule.name.empty()) diags_.error(rule.name_loc, "a partition needs a composite name");
     Scope scope;
     check_pattern(*rule.lhs, scope);
     if (!root_is_call(*rule.lhs)) {
-      diags_.error(rule.lhs->loc, "the left-hand side of a rule must be an op call");
+      diags_.error(rule.lhs->loc, partition ? "the pattern of a partition must be an op call"
+                                            : "the left-hand side of a rule must be an op call");
     } else if (count_alternatives(*rule.lhs, kMaxAlternatives) > kMaxAlternatives) {
       diags_.error(rule.lhs->loc, "the pattern has more than " + std::to_string(kMaxAlternatives) +
                                       " alternatives once '|' and '?' are expanded; split the rule");
     }
     if (rule.guard != nullptr) check_guard(*rule.guard, scope);
+    // A partition has no right-hand side: its names are the composite function's inputs, used or not.
+    if (partition) return;
     for (LetBinding& let : rule.lets) check_let(let, scope);
     whole_rhs_ = rule.rhs.get();
     check_value_expr(*rule.rhs, scope);
     whole_rhs_ = nullptr;
     if (diags_.error_count() > errors_before) return;  // unused names are noise next to an error
+    warn_unused(scope);
+  }
+
+  void warn_unused(const Scope& scope) {
     for (const auto& [name, variable] : scope) {
       if (variable.let && variable.uses == 0) {
         diags_.warning(variable.loc, "'" + name + "' is built by a let but never used");
@@ -285,6 +363,10 @@ class Checker {
     if (existing.partial) {
       Diagnostic& diag = diags_.error(loc, "'" + name + "' is bound in only some alternatives of a '|'");
       DiagnosticEngine::add_note(diag, existing.loc, "bound here");
+      return;
+    }
+    if (existing.list) {
+      report_list_in_pattern(name, loc, existing);
       return;
     }
     if (existing.kind != variable.kind) {
@@ -336,6 +418,10 @@ class Checker {
   // Reports what is wrong with the call but still binds every name in it, so that one mistake does not
   // cascade into "not bound" errors further on.
   void check_call_pattern(CallPattern& call, SourceLoc loc, Scope& scope) {
+    if (call.composite) {  // any number of operands: the composite function's parameters
+      for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
+      return;
+    }
     expand_op_classes(call, loc);
     bool ops_ok = !call.ops.empty();
     for (OpName& op : call.ops) ops_ok = resolve_op(op) && ops_ok;
@@ -429,11 +515,17 @@ class Checker {
     scope.emplace(let.name, std::move(variable));
   }
 
-  // An operand of a call or the whole right-hand side: something that produces a graph value.
-  void check_value_expr(Expr& expr, Scope& scope) {
+  // An operand of a call or the whole right-hand side: something that produces a graph value. A name bound in a
+  // group (a list of values) may be a call operand (`list_operand`), where it stands for the tuple of its values.
+  void check_value_expr(Expr& expr, Scope& scope, bool list_operand = false) {
+    bool list = false;
     std::visit(
         Overloaded{
-            [&](VarExpr& e) { use_variable(e.name, expr.loc, VarKind::Value, scope); },
+            [&](VarExpr& e) {
+              const Variable* variable = use_variable(e.name, expr.loc, VarKind::Value, scope);
+              list = variable != nullptr && variable->list;
+              if (list && !list_operand) report_misplaced_list(expr, *variable);
+            },
             [](ConstExpr&) {},
             [&](LiteralExpr&) {
               diags_.error(expr.loc,
@@ -455,7 +547,7 @@ class Checker {
             [&](auto&) { diags_.error(expr.loc, "expected a graph value: a bound name, an op call or const(...)"); },
         },
         expr.node);
-    expr.type = ExprType::Value;
+    expr.type = list ? ExprType::ValueList : ExprType::Value;
   }
 
   const Variable* use_variable(const std::string& name, SourceLoc loc, VarKind expected, Scope& scope) {
@@ -517,7 +609,7 @@ class Checker {
       std::optional<AttrKind> kind = ops.empty() ? std::nullopt : attribute_kind(ops, attr.name, attr.loc);
       check_attr_expr(*attr.value, kind, ops.empty() ? nullptr : &ops[0], attr, scope);
     }
-    for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope);
+    for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope, /*list_operand=*/true);
   }
 
   // An attribute value on the right: a literal, a captured attribute, or a value computed like a guard
@@ -653,6 +745,7 @@ class Checker {
             [&](BinaryExpr& e) { return check_binary(e, scope); },
             [&](CallExpr& e) {
               const ExternDecl* native = find_extern(e.op.text, scope);
+              if (native == nullptr && e.op.text == kSplitIndices) return check_split_indices(e, expr, scope);
               if (native == nullptr) {
                 std::vector<std::string> predicates;
                 for (const auto& [name, decl] : externs_) {
@@ -699,7 +792,7 @@ class Checker {
     ++variable.uses;
     switch (variable.kind) {
       case VarKind::Value:
-        return ExprType::Value;
+        return variable.list ? ExprType::ValueList : ExprType::Value;
       case VarKind::Op:
         return ExprType::Op;
       case VarKind::Dim:
@@ -728,6 +821,7 @@ class Checker {
                                                                {"rank", ExprType::Number},
                                                                {"uses", ExprType::Number},
                                                                {"value", ExprType::Number}};
+    if (std::optional<ExprType> type = check_list_member(member, scope)) return *type;
     auto it = properties.find(member.member);
     if (it == properties.end()) {
       if (member.member == "shape") {
@@ -750,13 +844,15 @@ class Checker {
       return ExprType::Unknown;
     }
     index.object->type = ExprType::IntList;
-    if (!check_property_object(*member->object, scope, "shape")) return ExprType::Unknown;
+    bool over_list = is_list_name(*member->object, scope);
+    if (!over_list && !check_property_object(*member->object, scope, "shape")) return ExprType::Unknown;
+    if (over_list) check_computed(*member->object, scope);
     if (!constant_int(*index.index)) {
       diags_.error(index.index->loc, "a shape index is an integer literal (negative counts from the end)");
       return ExprType::Unknown;
     }
     index.index->type = ExprType::Number;
-    return ExprType::Number;
+    return over_list ? ExprType::NumberList : ExprType::Number;
   }
 
   ExprType check_binary(BinaryExpr& binary, Scope& scope) {
@@ -790,6 +886,11 @@ class Checker {
         return require(ExprType::Bool, "conditions") ? ExprType::Bool : ExprType::Unknown;
       case BinaryOp::Equal:
       case BinaryOp::NotEqual:
+        if (is_list_type(lhs) || is_list_type(rhs)) {
+          diags_.error(binary.op_loc, "cannot compare lists (not supported yet); compare each member in the "
+                                      "group's own guard");
+          return ExprType::Unknown;
+        }
         if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
         diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
         return ExprType::Unknown;
@@ -814,6 +915,163 @@ class Checker {
       return std::holds_alternative<int64_t>(literal->value);
     }
     return false;
+  }
+
+  // --- multi-root and group rules ---
+
+  // `rule NAME { root; ...; where guard; => lets; root => value; ... }`: the roots are checked as patterns in
+  // order, in one scope; names first bound inside a group root are lists everywhere after it.
+  void check_multi_rule(Rule& rule) {
+    size_t errors_before = diags_.error_count();
+    Scope scope;
+    for (size_t i = 0; i < rule.roots.size(); ++i) check_root(rule.roots[i], i == 0, scope);
+    if (rule.guard != nullptr) check_guard(*rule.guard, scope);
+    for (LetBinding& let : rule.lets) check_let(let, scope);
+    std::map<std::string, const RootRewrite*> rewritten;
+    for (RootRewrite& rewrite : rule.rewrites) check_root_rewrite(rule, rewrite, rewritten, scope);
+    if (rule.rewrites.empty()) {
+      diags_.error(rule.name_loc, "rule '" + rule.name + "' rewrites none of its roots; add 'root => value;' after "
+                                  "'=>'");
+    }
+    if (diags_.error_count() > errors_before) return;
+    warn_unused(scope);
+  }
+
+  void check_root(RootDecl& root, bool anchor, Scope& scope) {
+    if (anchor && root.group) {
+      diags_.error(root.name_loc, "the first root is the anchor, matched at the visited node; it cannot be a group "
+                                  "(start with the value the group shares, e.g. 'x: _;')");
+    }
+    if (count_alternatives(*root.pattern, 1) > 1) {
+      diags_.error(root.pattern->loc, "alternatives ('|', '?') in the roots of a multi-root rule are not supported "
+                                      "yet; write one rule per alternative");
+    }
+    if (!anchor) {
+      if (!root_is_call(*root.pattern)) {
+        diags_.error(root.pattern->loc, "a root after the first must be an op call: it is searched among the users "
+                                        "of values bound before it");
+      } else if (!find_root_hook(*root.pattern, [&](const std::string& name) { return shared_value(name, scope); })) {
+        Diagnostic& diag = diags_.error(root.pattern->loc, "root '" + root.name + "' shares no value with the roots "
+                                                           "before it, so it cannot be found");
+        DiagnosticEngine::add_note(diag, root.name_loc, "an operand of its pattern (or of a call inside it) must be a "
+                                                        "name bound by an earlier root");
+      }
+    }
+    if (auto it = scope.find(root.name); it != scope.end()) {
+      Diagnostic& diag = diags_.error(root.name_loc, "root name '" + root.name + "' is bound already");
+      DiagnosticEngine::add_note(diag, it->second.loc, "bound here");
+    }
+    const Scope before = scope;
+    Variable named;
+    named.uses = 1;  // a root needs a name, used or not
+    bind_or_use(root.name, root.name_loc, std::move(named), scope);
+    check_pattern(*root.pattern, scope);
+    if (root.guard != nullptr) check_guard(*root.guard, scope);
+    if (!root.group || anchor) return;  // a group anchor was reported above
+    for (auto& [name, variable] : scope) {
+      if (before.count(name) != 0) continue;
+      if (variable.kind != VarKind::Value) {
+        Diagnostic& diag = diags_.error(variable.loc, "'" + name + "' is " + var_kind_name(variable.kind) +
+                                                          " bound inside group '" + root.name +
+                                                          "'; only graph values can be collected per member (not "
+                                                          "supported yet)");
+        DiagnosticEngine::add_note(diag, root.name_loc, "the group is here");
+        variable.poisoned = true;
+      }
+      variable.list = true;
+    }
+  }
+
+  // A value a later root can be found from: bound before it, a single value (not a group's list).
+  static bool shared_value(const std::string& name, const Scope& scope) {
+    auto it = scope.find(name);
+    return it != scope.end() && it->second.kind == VarKind::Value && !it->second.list && !it->second.partial &&
+           !it->second.let;
+  }
+
+  void check_root_rewrite(const Rule& rule, RootRewrite& rewrite, std::map<std::string, const RootRewrite*>& done,
+                          Scope& scope) {
+    auto root = std::find_if(rule.roots.begin(), rule.roots.end(),
+                             [&](const RootDecl& decl) { return decl.name == rewrite.root; });
+    whole_rhs_ = rewrite.value.get();
+    check_value_expr(*rewrite.value, scope);
+    whole_rhs_ = nullptr;
+    if (root == rule.roots.end()) {
+      std::vector<std::string> names;
+      for (const RootDecl& decl : rule.roots) names.push_back(decl.name);
+      std::string message = "'" + rewrite.root + "' is not a root of rule '" + rule.name + "'";
+      if (std::string suggestion = nearest(rewrite.root, names); !suggestion.empty()) {
+        message += "; did you mean '" + suggestion + "'?";
+      }
+      Diagnostic& diag = diags_.error(rewrite.loc, message);
+      std::string known;
+      for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+      DiagnosticEngine::add_note(diag, rule.name_loc, "its roots: " + known);
+      return;
+    }
+    if (auto [first, fresh] = done.emplace(rewrite.root, &rewrite); !fresh) {
+      Diagnostic& diag = diags_.error(rewrite.loc, "root '" + rewrite.root + "' is rewritten twice");
+      DiagnosticEngine::add_note(diag, first->second->loc, "first rewritten here");
+      return;
+    }
+    if (!root_is_call(*root->pattern)) {
+      Diagnostic& diag = diags_.error(rewrite.loc, "root '" + rewrite.root + "' is not an op call, so it cannot be "
+                                                   "rewritten; it gives the other roots a value to share");
+      DiagnosticEngine::add_note(diag, root->name_loc, "declared here");
+    }
+  }
+
+  bool is_list_name(const Expr& expr, const Scope& scope) const {
+    const auto* var = std::get_if<VarExpr>(&expr.node);
+    if (var == nullptr) return false;
+    auto it = scope.find(var->name);
+    return it != scope.end() && it->second.list && !it->second.poisoned;
+  }
+
+  static bool is_list_type(ExprType type) { return type == ExprType::ValueList || type == ExprType::NumberList; }
+
+  // `ms.count`; other properties of a list are read per member, in the group's guard. Nullopt when `member` is
+  // not read from a list.
+  std::optional<ExprType> check_list_member(MemberExpr& member, Scope& scope) {
+    if (!is_list_name(*member.object, scope)) return std::nullopt;
+    check_computed(*member.object, scope);
+    if (member.member == "count") return ExprType::Number;
+    const std::string& name = std::get<VarExpr>(member.object->node).name;
+    Diagnostic& diag = diags_.error(member.member_loc,
+                                    "'" + name + "' is a list (one value per group member): it has .count and "
+                                    ".shape[i]; read ." + member.member + " per member in the group's guard");
+    DiagnosticEngine::add_note(diag, scope.at(name).loc, "bound here");
+    return ExprType::Unknown;
+  }
+
+  void report_list_in_pattern(const std::string& name, SourceLoc loc, Variable& variable) {
+    ++variable.uses;
+    Diagnostic& diag = diags_.error(loc, "'" + name + "' is a list (bound inside a group, one value per member); a "
+                                         "later pattern cannot match it");
+    DiagnosticEngine::add_note(diag, variable.loc, "bound here");
+  }
+
+  void report_misplaced_list(const Expr& expr, const Variable& variable) {
+    Diagnostic& diag = diags_.error(expr.loc, "'" + to_string(expr) + "' is a list (one value per group member); "
+                                              "it can only be an operand of an op that takes a tuple, such as "
+                                              "concat(" + to_string(expr) + ", axis=0)");
+    DiagnosticEngine::add_note(diag, variable.loc, "bound here");
+  }
+
+  // `split_indices(ws.shape[1])` or `split_indices(a.shape[1], b.shape[1], c.shape[1])`: the running sums of the
+  // sizes without the total, for split(indices_or_sections=...).
+  ExprType check_split_indices(CallExpr& call, Expr& expr, Scope& scope) {
+    if (!call.attrs.empty()) diags_.error(call.attrs[0].loc, "split_indices takes no attributes");
+    std::vector<ExprType> types;
+    for (ExprPtr& operand : call.operands) types.push_back(check_computed(*operand, scope));
+    if (std::find(types.begin(), types.end(), ExprType::Unknown) != types.end()) return ExprType::Unknown;
+    bool one_list = types.size() == 1 && types[0] == ExprType::NumberList;
+    bool numbers = !types.empty() && std::all_of(types.begin(), types.end(),
+                                                 [](ExprType type) { return type == ExprType::Number; });
+    if (one_list || numbers) return ExprType::IntList;
+    diags_.error(expr.loc, "split_indices takes the sizes of the parts: one list (ws.shape[1] over a group) or "
+                           "several numbers (a.shape[1], b.shape[1])");
+    return ExprType::Unknown;
   }
 
   // --- ops and attributes ---
@@ -928,10 +1186,16 @@ std::string nearest_op_name(std::string_view name, const OpRegistry& registry) {
   return nearest(strip_op_prefix(name), names);
 }
 
-bool check(AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
+bool check(AstFile& file, DiagnosticEngine& diags, const OpRegistry& given) {
   size_t errors_before = diags.error_count();
+  if (!file.ops.empty()) file.op_registry = declare_ops(file, diags, given);
+  const OpRegistry& registry = file.op_registry ? *file.op_registry : given;
   Checker(file, diags, registry).run();
-  return diags.error_count() == errors_before;
+  if (diags.error_count() != errors_before) return false;
+  check_rhs_types(file, diags, registry);
+  if (diags.error_count() != errors_before) return false;
+  warn_rules_that_undo_each_other(file, diags, registry);
+  return true;
 }
 
 }  // namespace dpl::compiler

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -116,6 +117,37 @@ TEST_F(Dplc, ErrorsExitOneAndWriteNothing) {
       << run.output;
   EXPECT_FALSE(fs::exists(dir_ / "out/bad.dpl.h"));
   EXPECT_FALSE(fs::exists(dir_ / "out/bad.dpl.cpp"));
+}
+
+TEST_F(Dplc, AFailedRunLeavesThePreviousOutputsAndNoTemporaryFiles) {
+  const fs::path out = dir_ / "out";
+  const std::vector<fs::path> outputs = {out / "rules.dpl.h", out / "rules.dpl.cpp", out / "rules.d"};
+  for (const fs::path& output : outputs) write_file(output, "previous " + output.filename().string() + "\n");
+  const auto expect_previous_outputs_and_no_temporaries = [&] {
+    for (const fs::path& output : outputs) {
+      EXPECT_EQ(read_file(output), "previous " + output.filename().string() + "\n") << output;
+    }
+    for (const fs::path& where : {dir_, out}) {
+      for (const auto& entry : fs::directory_iterator(where)) {
+        EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+      }
+    }
+  };
+
+  // Errors in the rules.
+  write_file(dir_ / "rules.dpl", kBad);
+  DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote(out.string()) + " --depfile " +
+                         quote((out / "rules.d").string()));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  expect_previous_outputs_and_no_temporaries();
+
+  // Good rules, but the depfile cannot be written: the header and source are not replaced either.
+  write_file(dir_ / "rules.dpl", kGood);
+  run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote(out.string()) + " --depfile " +
+                 quote((dir_ / "missing/rules.d").string()));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("dplc: error: cannot write"), std::string::npos) << run.output;
+  expect_previous_outputs_and_no_temporaries();
 }
 
 TEST_F(Dplc, CheckWritesNothing) {

@@ -6,13 +6,16 @@
 #include <string>
 
 #include "core.dpl.h"
+#include "custom_ops.dpl.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/text/tvmscript.h"
 #include "macros.dpl.h"
 #include "many_rules.dpl.h"
+#include "multi_root.dpl.h"
 #include "natives.dpl.h"
 #include "patterns.dpl.h"
+#include "rule_order.dpl.h"
 
 namespace {
 
@@ -378,6 +381,119 @@ TEST(GeneratedCode, TwoHundredRulesInOnePass) {
   // With a first dimension of 2 no guard holds.
   expect_unchanged(pass, function("x: R.Tensor((2, 4), dtype=\"float32\")",
                                   "        a = R.sqrt(x)\n        b = R.tanh(a)\n", "b"));
+}
+
+// --- rule order, once, termination (run/rule_order.dpl; docs/semantics.md)
+
+TEST(GeneratedCode, TheMoreSpecificRuleGoesFirst) {
+  expect_rewrite(dpl_test_passes::run_specific_first_pass(), function(kX, "        a = R.abs(x)\n        b = R.exp(a)\n", "b"),
+                 function(kX, "        b = R.tanh(x)\n", "b"), 1);
+  expect_rewrite(dpl_test_passes::run_specific_first_pass(), function(kX, "        b = R.exp(x)\n", "b"),
+                 function(kX, "        b = R.sqrt(x)\n", "b"), 1);
+}
+
+TEST(GeneratedCode, AHigherPriorityGoesFirst) {
+  expect_rewrite(dpl_test_passes::run_priority_first_pass(), function(kX, "        a = R.abs(x)\n        b = R.log(a)\n", "b"),
+                 function(kX, "        a = R.abs(x)\n        b = R.sqrt(a)\n", "b"), 1);
+}
+
+TEST(GeneratedCode, EqualRulesGoInDeclarationOrder) {
+  expect_rewrite(dpl_test_passes::run_declaration_order_pass(), function(kX, "        b = R.exp(x)\n", "b"),
+                 function(kX, "        b = R.sqrt(x)\n", "b"), 1);
+}
+
+TEST(GeneratedCode, AOnceRuleSkipsTheNodesItCreated) {
+  expect_rewrite(dpl_test_passes::run_once_pass(), function(kX, "        b = R.nn.relu(x)\n", "b"),
+                 function(kX, "        a = R.nn.relu(x)\n        b = R.nn.relu(a)\n", "b"), 1);
+}
+
+// An inner value of a match with a user outside it stays for that user: the add survives the rewrite of the
+// multiply because the function also returns it.
+TEST(GeneratedCode, AnInnerValueWithOtherUsersStaysForThem) {
+  const std::string two = "R.const(2.0, \"float32\")";
+  expect_rewrite(dpl_test_passes::run_distribute_pass(),
+                 function(kXY, "        s = R.add(x, y)\n        m = R.multiply(s, " + two + ")\n        out = (m, s)\n",
+                          "out"),
+                 function(kXY,
+                          "        s = R.add(x, y)\n        a = R.multiply(x, " + two + ")\n        b = R.multiply(y, " +
+                              two + ")\n        m = R.add(a, b)\n        out = (m, s)\n",
+                          "out"),
+                 1);
+}
+
+TEST(GeneratedCode, RulesThatUndoEachOtherStopAtTheBudgetNamingBoth) {
+  Parsed input = parse_module("in.relax", function(kX, "        b = R.multiply(x, R.const(2.0, \"float32\"))\n", "b"));
+  ASSERT_TRUE(input.module);
+  dpl::PassResult result = dpl::run_pass(dpl_test_passes::run_ping_pong_pass(), *input.module);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error.find("rewrite budget exhausted"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("to_add ("), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("to_multiply ("), std::string::npos) << result.error;
+  EXPECT_GT(result.stats.fired[0], 100u);
+  EXPECT_GT(result.stats.fired[1], 100u);
+}
+
+// `where ms.count >= 3`: two matmuls of x are no group for this rule, three are; the shared dimension n (x's
+// columns) is read in the group's guard.
+TEST(GeneratedCode, GroupSizeGuardAndSharedDimension) {
+  const std::string w1 = "R.const([[1.0], [2.0], [3.0], [4.0]], \"float32\")";
+  const std::string w2 = "R.const([[0.5], [0.0], [-1.0], [2.0]], \"float32\")";
+  const std::string w3 = "R.const([[1.5], [1.0], [0.25], [-2.0]], \"float32\")";
+  auto matmul = [](const std::string& name, const std::string& weight) {
+    return "        " + name + " = R.matmul(x, " + weight + ", out_dtype=\"void\")\n";
+  };
+  expect_unchanged(dpl_test_passes::run_group_of_three_pass(),
+                   function(kX, matmul("a", w1) + matmul("b", w2) + "        o = R.concat((a, b), axis=1)\n", "o"));
+  expect_rewrite(
+      dpl_test_passes::run_group_of_three_pass(),
+      function(kX, matmul("a", w1) + matmul("b", w2) + matmul("c", w3) + "        o = R.concat((a, b, c), axis=1)\n",
+               "o"),
+      function(kX,
+               "        w = R.concat((" + w1 + ", " + w2 + ", " + w3 + "), axis=1)\n" + matmul("m", "w") +
+                   "        s = R.split(m, indices_or_sections=[1, 2], axis=-1)\n        a = s[0]\n        b = s[1]\n"
+                   "        c = s[2]\n        o = R.concat((a, b, c), axis=1)\n",
+               "o"),
+      1);
+}
+
+// The multiply is context: it must exist (sharing x) and stays; only the add is replaced.
+TEST(GeneratedCode, AContextRootMustExistAndStays) {
+  expect_unchanged(dpl_test_passes::run_context_root_pass(),
+                   function(kXY, "        a = R.add(x, y)\n        o = R.exp(a)\n", "o"));
+  expect_rewrite(dpl_test_passes::run_context_root_pass(),
+                 function(kXY, "        a = R.add(x, y)\n        m = R.multiply(x, y)\n        o = R.add(a, m)\n", "o"),
+                 function(kXY, "        a = R.subtract(x, y)\n        m = R.multiply(x, y)\n        o = R.add(a, m)\n",
+                          "o"),
+                 1);
+}
+
+TEST(GeneratedCode, DeclaredOpsAreRegisteredReadMatchedAndBuilt) {
+  // Linking custom_ops.dpl registered its ops before main: the reader accepts them and the registry knows them.
+  const dpl::OpInfo* scale = dpl::OpRegistry::global().find("my.scale");
+  ASSERT_NE(scale, nullptr);
+  EXPECT_TRUE(scale->has(dpl::kElementwise));
+  ASSERT_EQ(scale->attrs.size(), 2u);
+  EXPECT_EQ(scale->attrs[0].default_value, dpl::AttrValue(1.0));
+  const dpl::PassDef& pass = dpl_test_passes::custom_ops_pass();
+  expect_rewrite(pass,
+                 function(kX, "        g: R.Tensor((4, 4), dtype=\"float32\") = R.nn.gelu(x)\n", "g"),
+                 function(kX, "        g: R.Tensor((4, 4), dtype=\"float32\") = R.my.fused_gelu(x)\n", "g"), 1);
+  expect_rewrite(pass,
+                 function(kX,
+                          "        a: R.Tensor((4, 4), dtype=\"float32\") = R.my.scale(x, factor=3.0)\n"
+                          "        b: R.Tensor((4, 4), dtype=\"float32\") = R.my.scale(a, factor=2.0)\n"
+                          "        c: R.Tensor((4, 4), dtype=\"float32\") = R.nn.relu(R.my.fused_gelu(b))\n",
+                          "c"),
+                 function(kX,
+                          "        b: R.Tensor((4, 4), dtype=\"float32\") = R.my.scale(x, factor=6.0)\n"
+                          "        c: R.Tensor((4, 4), dtype=\"float32\") = R.my.fused_gelu(b)\n",
+                          "c"),
+                 2);
+  expect_rewrite(pass,
+                 function(kXY, "        s: R.Tensor((4, 4), dtype=\"float32\") = R.my.sum_all(x, y)\n", "s"),
+                 function(kXY, "        s: R.Tensor((4, 4), dtype=\"float32\") = R.add(x, y)\n", "s"), 1);
+  // Three operands: sum_two does not fit, and the call (whose type is unknown) stays.
+  expect_unchanged(pass, function(kXY, "        s = R.my.sum_all(x, y, x)\n", "s"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// dpl-opt run as a process: rewriting with the bundled passes, --list-passes, --equal, --stats, exit codes,
-// diagnostics for bad IR, and -o left untouched on error.
+// dpl-opt run as a process: rewriting with the bundled passes, --list-passes, --equal, --stats,
+// --print-after-each, --load plugins, exit codes, diagnostics for bad IR, and -o left untouched on error.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -167,7 +167,7 @@ TEST_F(DplOpt, UnknownPassIsAnInputErrorListingTheKnownOnes) {
   const Outcome result =
       run({"-p", "seed000_add_self,no_such_pass", kExampleDir + "add_self.input.relax", "-o", output});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_THAT(result.err, HasSubstr("unknown pass 'no_such_pass'"));
+  EXPECT_THAT(result.err, HasSubstr("unknown pass or pipeline 'no_such_pass'"));
   EXPECT_THAT(result.err, HasSubstr("seed000_add_self"));
   EXPECT_THAT(result.err, HasSubstr("seed000_distribute"));
   EXPECT_FALSE(fs::exists(output));
@@ -217,9 +217,75 @@ TEST_F(DplOpt, UsageErrorsExitWithTwo) {
 TEST_F(DplOpt, HelpDescribesTheOptions) {
   const Outcome result = run({"--help"});
   EXPECT_EQ(result.exit_code, 0);
-  for (const char* option : {"--passes", "--output", "--list-passes", "--equal", "--stats", "--verify-each"}) {
+  for (const char* option : {"--passes", "--output", "--list-passes", "--equal", "--stats", "--verify-each",
+                             "--print-after-each", "--load"}) {
     EXPECT_THAT(result.out, HasSubstr(option));
   }
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++count;
+  return count;
+}
+
+TEST_F(DplOpt, PrintAfterEachShowsTheModuleAfterEveryPassOnStderr) {
+  const Outcome result = run({"--print-after-each", "-p", "seed000_add_self,seed000_quadruple",
+                              kExampleDir + "add_self.input.relax"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const size_t first = result.err.find("# ---- after pass seed000_add_self ----\n");
+  const size_t second = result.err.find("# ---- after pass seed000_quadruple ----\n");
+  ASSERT_NE(first, std::string::npos) << result.err;
+  ASSERT_NE(second, std::string::npos) << result.err;
+  EXPECT_LT(first, second);
+  // add_self turns both adds into multiplies, so quadruple has nothing left to rewrite; each pass prints once.
+  EXPECT_EQ(count_of(result.err, "@R.function"), 2u);
+  EXPECT_THAT(result.err.substr(first, second - first), HasSubstr("R.multiply(x, R.const(2.0, \"float32\"))"));
+  // stdout holds only the final module.
+  EXPECT_EQ(count_of(result.out, "@R.function"), 1u);
+  EXPECT_THAT(result.out, Not(HasSubstr("after pass")));
+}
+
+const std::string kPluginInput = DPL_PLUGIN_DIR "/relu_twice.input.relax";
+
+TEST_F(DplOpt, LoadsAPassPluginAndRunsItsPass) {
+  const Outcome before = run({kPluginInput});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(count_of(before.out, "R.nn.relu("), 2u);
+
+  const Outcome result = run({"--load", DPL_TEST_PLUGIN, "-p", "test_plugin_relu_idempotent", kPluginInput,
+                              "--stats"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(count_of(result.out, "R.nn.relu("), 1u) << result.out;
+  EXPECT_THAT(result.err, MatchesRegex("(.|\n)*relu_of_relu +relu_idempotent\\.dpl:3 +1\n(.|\n)*"));
+}
+
+TEST_F(DplOpt, ListPassesShowsLoadedPassesBesideTheLinkedOnes) {
+  EXPECT_THAT(run({"--list-passes"}).out, Not(HasSubstr("test_plugin_relu_idempotent")));
+  const Outcome result = run({"--load", DPL_TEST_PLUGIN, "--list-passes"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, MatchesRegex("(.|\n)*test_plugin_relu_idempotent +relu_idempotent\\.dpl +1 +relu(.|\n)*"));
+  EXPECT_THAT(result.out, HasSubstr("seed000_add_self"));
+}
+
+TEST_F(DplOpt, APluginThatCannotBeLoadedIsAnInputError) {
+  Outcome result = run({"--load", path("no-such-plugin.so"), "--list-passes"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("dpl-opt: error: cannot load plugin"));
+  EXPECT_THAT(result.err, HasSubstr("no-such-plugin.so"));
+
+  write_text(path("not-a-library.so"), "this is text\n");
+  result = run({"--load", path("not-a-library.so"), "-p", "seed000_add_self", kExampleDir + "add_self.input.relax"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("not-a-library.so"));
+  EXPECT_EQ(result.out, "");
+}
+
+TEST_F(DplOpt, APluginThatRegistersNoPassIsAnInputError) {
+  const Outcome result = run({"--load", DPL_TEST_PLUGIN_WITHOUT_PASSES, "--list-passes"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("registers no new pass"));
+  EXPECT_EQ(result.out, "");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The rewrite driver's semantics, pinned with hand-written matchers (independent of dplc): visiting order,
-// cascades, re-queued users, declined replacements, the rewrite budget, verify_each, registry and statistics.
+// cascades, re-queued users, declined replacements, replace_all, users-first order, `once`, the rewrite budget,
+// verify_each, pass and pipeline registry and statistics.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -355,6 +356,142 @@ TEST(Driver, RunsEveryFunctionOfAModule) {
   for (const auto& function : module.functions()) EXPECT_TRUE(function->output()->is_call_of(op::multiply));
 }
 
+// rule merge_siblings (multi-root): multiply(x, const(2.0)) and a sibling add(x, x) => both become one new
+// multiply(x, 2.0), replaced together by replace_all.
+Node* sibling_add_self(Node* x) {
+  for (Node* user : x->users()) {
+    if (user->is_call_of(op::add) && user->operand(0) == x && user->operand(1) == x) return user;
+  }
+  return nullptr;
+}
+constexpr RuleInfo kMergeRules[] = {{"merge_siblings", "merge.dpl:1"}};
+int match_merge_siblings(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::multiply) || !is_scalar_constant(root->operand(1), 2.0)) return -1;
+  Node* x = root->operand(0);
+  Node* sibling = sibling_add_self(x);
+  if (sibling == nullptr || rewriter.created_in_run(root)) return -1;
+  Node* merged = rewriter.call(op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())});
+  const std::pair<Node*, Node*> replacements[] = {{root, merged}, {sibling, merged}};
+  const bool replaced = merged != nullptr && rewriter.replace_all(replacements);
+  g_last_error = rewriter.last_error();
+  return replaced ? 0 : -1;
+}
+const PassDef kMergePass{"test_merge", "multi-root merge", "merge.dpl", kMergeRules, match_merge_siblings};
+
+// The same two roots, but the sibling's replacement has another rank: nothing may change.
+int match_merge_badly(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::multiply) || !is_scalar_constant(root->operand(1), 2.0)) return -1;
+  Node* x = root->operand(0);
+  Node* sibling = sibling_add_self(x);
+  if (sibling == nullptr) return -1;
+  Node* merged = rewriter.call(op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())});
+  Node* flat = rewriter.call(op::reshape, {x, rewriter.shape({Dim::fixed(16)})});
+  const std::pair<Node*, Node*> replacements[] = {{root, merged}, {sibling, flat}};
+  const bool replaced = merged != nullptr && flat != nullptr && rewriter.replace_all(replacements);
+  g_last_error = rewriter.last_error();
+  return replaced ? 0 : -1;
+}
+const PassDef kMergeBadlyPass{"test_merge_badly", "multi-root merge", "merge.dpl", kMergeRules, match_merge_badly};
+
+// out = (x * 2, x + x)
+struct Siblings {
+  Siblings() : function("main"), b(function) {
+    x = b.param("x", tensor_type({4, 4}));
+    doubled = b.call("multiply", {x, b.scalar(2.0)});
+    sum = b.call("add", {x, x});
+    b.output(b.tuple({doubled, sum}));
+  }
+  Function function;
+  Builder b;
+  Node* x;
+  Node* doubled;
+  Node* sum;
+};
+
+TEST(ReplaceAll, ReplacesEveryRootTogether) {
+  Siblings graph;
+  const PassResult result = run_pass(kMergePass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  const Node* out = graph.function.output();
+  ASSERT_EQ(out->num_operands(), 2u);
+  EXPECT_EQ(out->operand(0), out->operand(1));
+  EXPECT_TRUE(out->operand(0)->is_call_of(op::multiply));
+  EXPECT_TRUE(graph.doubled->is_dead());
+  EXPECT_TRUE(graph.sum->is_dead());
+  EXPECT_EQ(verify(graph.function), "");
+}
+
+TEST(ReplaceAll, DeclinesEveryRootWhenOneDoesNotFit) {
+  Siblings graph;
+  Siblings original;
+  g_last_error.clear();
+  const PassResult result = run_pass(kMergeBadlyPass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_THAT(g_last_error, HasSubstr("replace_all: root 1"));
+  EXPECT_THAT(g_last_error, HasSubstr("rank 1 instead of 2"));
+  EXPECT_FALSE(graph.doubled->is_dead());
+  EXPECT_FALSE(graph.sum->is_dead());
+  const EqualityResult equal = structurally_equal(graph.function, original.function);
+  EXPECT_TRUE(equal.equal) << equal.difference;
+}
+
+const PassDef kRecordUsersFirstPass{"test_record_users_first", "records visits", "record.dpl", {}, record_visit,
+                                    VisitOrder::UsersFirst};
+
+TEST(Driver, UsersFirstVisitsEveryNodeOnceUsersBeforeOperands) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* a = b.call("exp", {x});
+  Node* e = b.call("negative", {a});
+  Node* m = b.call("multiply", {a, b.scalar(3.0)});
+  Node* out = b.call("add", {e, m});
+  b.output(out);
+
+  g_visited.clear();
+  const PassResult result = run_pass(kRecordUsersFirstPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  const std::vector<const Node*> calls = {a, e, m, out};
+  ASSERT_EQ(g_visited.size(), calls.size());
+  EXPECT_EQ(g_visited.front(), out);
+  EXPECT_EQ(g_visited.back(), a);
+  for (const Node* call : calls) EXPECT_EQ(std::count(g_visited.begin(), g_visited.end(), call), 1);
+  for (size_t i = 0; i < g_visited.size(); ++i) {
+    for (const Node* user : g_visited[i]->users()) {
+      const auto position = std::find(g_visited.begin(), g_visited.end(), user) - g_visited.begin();
+      EXPECT_LT(static_cast<size_t>(position), i) << "a user was visited after its operand";
+    }
+  }
+}
+
+// rule wrap [once]: nn.relu(x) => nn.relu(nn.relu(x)). Its right side contains its left side again, so without `once`
+// (created_in_run) it would fire until the budget runs out.
+constexpr RuleInfo kWrapRules[] = {{"wrap", "wrap.dpl:1"}};
+int match_wrap_once(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::nn_relu) || rewriter.created_in_run(root)) return -1;
+  Node* inner = rewriter.call(op::nn_relu, {root->operand(0)});
+  Node* outer = inner != nullptr ? rewriter.call(op::nn_relu, {inner}) : nullptr;
+  return outer != nullptr && rewriter.replace(root, outer) ? 0 : -1;
+}
+const PassDef kWrapPass{"test_wrap", "wraps relus once", "wrap.dpl", kWrapRules, match_wrap_once};
+
+TEST(Driver, OnceRulesSkipNodesCreatedInTheRun) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  b.output(b.call("add", {b.call("nn.relu", {x}), b.call("nn.relu", {b.call("exp", {x})})}));
+  const PassResult result = run_pass(kWrapPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  for (const Node* operand : function.output()->operands()) {
+    ASSERT_TRUE(operand->is_call_of(op::nn_relu));
+    EXPECT_TRUE(operand->operand(0)->is_call_of(op::nn_relu));
+    EXPECT_FALSE(operand->operand(0)->operand(0)->is_call_of(op::nn_relu));
+  }
+}
+
 const PassDef kRegistryZ{"zz_registry_test", "second", "z.dpl", {}, record_visit};
 const PassDef kRegistryA{"aa_registry_test", "first", "a.dpl", {}, record_visit};
 const PassRegistration kRegisterZ(kRegistryZ);
@@ -368,6 +505,29 @@ TEST(PassRegistry, FindsRegisteredPassesAndListsThemSorted) {
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end(),
                              [](const PassDef* a, const PassDef* b) { return a->name < b->name; }));
   EXPECT_EQ(std::count(all.begin(), all.end(), &kRegistryA), 1);
+}
+
+constexpr std::string_view kPipelineSteps[] = {"aa_registry_test", "zz_registry_test"};
+const PipelineDef kPipelineB{"bb_pipeline_test", "both", "p.dpl", kPipelineSteps};
+const PipelineDef kPipelineA{"aa_pipeline_test", "", "p.dpl", std::span(kPipelineSteps, 1)};
+const PipelineRegistration kRegisterPipelineB(kPipelineB);
+const PipelineRegistration kRegisterPipelineA(kPipelineA);
+
+TEST(PassRegistry, FindsRegisteredPipelinesAndListsThemSorted) {
+  EXPECT_EQ(PassRegistry::find_pipeline("bb_pipeline_test"), &kPipelineB);
+  EXPECT_EQ(PassRegistry::find_pipeline("aa_pipeline_test"), &kPipelineA);
+  EXPECT_EQ(PassRegistry::find_pipeline("aa_registry_test"), nullptr);  // a pass, not a pipeline
+  EXPECT_EQ(PassRegistry::find("bb_pipeline_test"), nullptr);
+  const std::vector<const PipelineDef*> all = PassRegistry::all_pipelines();
+  const auto a = std::find(all.begin(), all.end(), &kPipelineA);
+  const auto b = std::find(all.begin(), all.end(), &kPipelineB);
+  ASSERT_NE(a, all.end());
+  ASSERT_NE(b, all.end());
+  EXPECT_LT(a, b);
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end(),
+                             [](const PipelineDef* x, const PipelineDef* y) { return x->name < y->name; }));
+  ASSERT_EQ(kPipelineB.passes.size(), 2u);
+  for (std::string_view step : kPipelineB.passes) EXPECT_NE(PassRegistry::find(step), nullptr);
 }
 
 TEST(FormatStats, PrintsAnAlignedRowPerRule) {

@@ -9,6 +9,9 @@
 #include "add_or_subtract.dpl.h"
 #include "attention.dpl.h"
 #include "batch_norm.dpl.h"
+#include "combine_branches.dpl.h"
+#include "combine_parallel_matmuls.dpl.h"
+#include "combine_qkv.dpl.h"
 #include "commutative.dpl.h"
 #include "constant.dpl.h"
 #include "data_layout.dpl.h"
@@ -105,6 +108,18 @@ INSTANTIATE_TEST_SUITE_P(
                               "seed000_commutative_float32.relax", "", true},
                       // The rule declines: the result is the input itself (expected == input).
                       Example{"seed000", "keep_original", seed000_keep_original_pass, 0}),
+    [](const ::testing::TestParamInfo<Example>& info) { return std::string(info.param.stem); });
+
+INSTANTIATE_TEST_SUITE_P(
+    Seed002, BundledExample,
+    ::testing::Values(
+        // The three projections of the seed's example, one weight transposed twice (defined after the first
+        // matmul): the concat is placed after all three weights.
+        Example{"seed002", "combine_qkv", dpl_passes::seed002_combine_qkv_pass, 1},
+        // Three matmuls with constant weights on x, two with parameter weights on y.
+        Example{"seed002", "combine_parallel_matmuls", dpl_passes::seed002_combine_parallel_matmuls_pass, 2},
+        // Two matmul + bias branches on x (the bias on either side of add), three relu(matmul) branches on y.
+        Example{"seed002", "combine_branches", dpl_passes::seed002_combine_branches_pass, 2}),
     [](const ::testing::TestParamInfo<Example>& info) { return std::string(info.param.stem); });
 
 INSTANTIATE_TEST_SUITE_P(

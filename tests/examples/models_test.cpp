@@ -5,13 +5,16 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "combine_projections.dpl.h"
 #include "example_support.h"
 #include "kernel_size.dpl.h"
 #include "many_rules.dpl.h"
+#include "partition_resnet.dpl.h"
 #include "rms_norm.dpl.h"
 #include "simplify.dpl.h"
 #include "transformer_attention.dpl.h"
@@ -159,6 +162,65 @@ TEST(ModelNumerics, Bert) { expect_same_outputs("bert_base_uncased.relax", kBert
 TEST(ModelNumerics, Vit) { expect_same_outputs("vit_base_patch16_224.relax", kVitCounts); }
 TEST(ModelNumerics, TinyLlama) { expect_same_outputs("tinyllama_1_1b_chat.relax", kTinyLlamaCounts); }
 
+// --- seed 002's parallel projections on the transformers
+//
+// Counted by hand (and by a script over the files): a value with two or more users matmul(x, permute_dims(w,
+// axes=[1, 0])), w a parameter. BERT-base: in each of its 12 layers the query, key and value projections of the
+// layer input (lv6 in layer 0), each followed by add of a bias parameter (layerN_attn_{q,k,v}_b): 12 groups of 3,
+// all biased. The other projections (attention output, intermediate, output dense) each have an input of their
+// own. ViT-B/16: the same 12 biased groups of 3. TinyLlama: per layer, q, k and v of the first RMSNorm's output
+// (k and v 256 wide, q 2048) and the MLP's gate and up of the second's, no biases: 22 + 22 groups.
+struct ProjectionCase {
+  const char* test_name;
+  const char* file;
+  const PipelineCounts* counts;
+  Fired combined;
+};
+
+void PrintTo(const ProjectionCase& model, std::ostream* out) { *out << model.file; }
+
+class CombineProjections : public ::testing::TestWithParam<ProjectionCase> {};
+
+// Combining first or fusing attention first: both passes fire as counted either way (attention fusion reads the
+// projections' values, whatever computes them), and the result is well-formed.
+TEST_P(CombineProjections, GroupsAsCountedByHandBeforeAndAfterTheModelPipeline) {
+  const ProjectionCase& model = GetParam();
+  Loaded combine_first = load_file(kModelDir + model.file);
+  Loaded pipeline_first = load_file(kModelDir + model.file);
+  ASSERT_TRUE(combine_first && pipeline_first);
+  const PassDef& combine = dpl_passes::models_combine_projections_pass();
+  EXPECT_EQ(fired_by_rule(run_verified(combine, *combine_first.module)), model.combined);
+  uint64_t groups = 0;
+  for (const auto& [rule, fired] : model.combined) groups += fired;
+  EXPECT_EQ(count_calls(*main_function(*combine_first.module), op::split), groups);
+  rewrite_and_count(*combine_first.module, *model.counts);
+  rewrite_and_count(*pipeline_first.module, *model.counts);
+  EXPECT_EQ(fired_by_rule(run_verified(combine, *pipeline_first.module)), model.combined);
+  for (Loaded* loaded : {&combine_first, &pipeline_first}) {
+    EXPECT_TRUE(verifies_and_rereads(*loaded->module));
+    EXPECT_EQ(run_verified(combine, *loaded->module).rewrites, 0u);  // nothing left to combine
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, CombineProjections,
+    ::testing::Values(
+        ProjectionCase{"Bert", "bert_base_uncased.relax", &kBertCounts,
+                       {{"combine_biased_projections", 12}, {"combine_projections", 0}}},
+        ProjectionCase{"Vit", "vit_base_patch16_224.relax", &kVitCounts,
+                       {{"combine_biased_projections", 12}, {"combine_projections", 0}}},
+        ProjectionCase{"TinyLlama", "tinyllama_1_1b_chat.relax", &kTinyLlamaCounts,
+                       {{"combine_biased_projections", 0}, {"combine_projections", 44}}}),
+    [](const ::testing::TestParamInfo<ProjectionCase>& info) { return std::string(info.param.test_name); });
+
+TEST(ModelNumerics, BertCombinedProjections) {
+  Loaded original = load_file(kModelDir + "bert_base_uncased.relax");
+  Loaded rewritten = load_file(kModelDir + "bert_base_uncased.relax");
+  ASSERT_TRUE(original && rewritten);
+  EXPECT_EQ(run_verified(dpl_passes::models_combine_projections_pass(), *rewritten.module).rewrites, 12u);
+  EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
+}
+
 // --- seed 004's examples on a real CNN
 //
 // ResNet-50 has 16 bottleneck blocks (3 + 4 + 6 + 3), each with one 3x3 convolution (the stem is 7x7, the rest
@@ -186,6 +248,43 @@ TEST(ModelNumerics, ResNet50WithSeed004Rules) {
   ASSERT_TRUE(original && rewritten);
   rewrite_resnet_with_seed004(*rewritten.module);
   EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
+}
+
+// --- ResNet-50 carved into conv2d + batch_norm (+ relu) composites (examples/models/partition_resnet.dpl)
+//
+// Each of the 53 convolutions is read only by a batch_norm (inference mode); 33 batch norms are read, through item
+// 0, only by a relu (the stem's and two per bottleneck block, as counted above), the other 20 (the last of each of
+// the 16 blocks and the 4 downsampling branches) by a residual add. The partition pass visits users first, so the
+// 33 relus are carved with their batch_norm and conv2d, and the 20 remaining batch norms with their conv2d. Left
+// in main: 53 calls, the 16 relus after the residual adds, and no conv2d or batch_norm.
+void partition_resnet(Module& module) {
+  EXPECT_EQ(fired_by_rule(run_verified(dpl_passes::models_partition_conv_bn_pass(), module)),
+            (Fired{{"models.conv2d_bn_relu", 33}, {"models.conv2d_bn", 20}}));
+}
+
+TEST(ResNet50Partition, ConvBatchNormReluCompositesAsCounted) {
+  Loaded resnet = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(resnet);
+  partition_resnet(*resnet.module);
+  const Function* main = main_function(*resnet.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::nn_conv2d), 0u);
+  EXPECT_EQ(count_calls(*main, op::nn_batch_norm), 0u);
+  EXPECT_EQ(count_calls(*main, op::nn_relu), 16u);
+  std::map<std::string, size_t> composites;
+  for (const auto& function : resnet.module->functions()) {
+    if (const AttrValue* name = function->find_attr("Composite")) ++composites[std::get<std::string>(*name)];
+  }
+  EXPECT_EQ(composites, (std::map<std::string, size_t>{{"models.conv2d_bn_relu", 33}, {"models.conv2d_bn", 20}}));
+  EXPECT_TRUE(verifies_and_rereads(*resnet.module));
+}
+
+TEST(ModelNumerics, ResNet50Partitioned) {
+  Loaded original = load_file(kModelDir + "resnet50.relax");
+  Loaded partitioned = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(original && partitioned);
+  partition_resnet(*partitioned.module);
+  EXPECT_TRUE(computes_the_same(*original.module, *partitioned.module, 1));
 }
 
 // --- the generated 200-rule set

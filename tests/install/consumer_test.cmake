@@ -1,5 +1,6 @@
 # ctest script: installs the dpl build into a fresh prefix, builds examples/consumer against it with
-# find_package(dpl), runs it and compares its output with the expected file using the installed dpl-opt.
+# find_package(dpl), runs it and compares its output with the expected file using the installed dpl-opt; then
+# builds the same rules as a MODULE plugin and runs them through the installed `dpl-opt --load`.
 # Inputs (-D): DPL_BUILD_DIR, DPL_SOURCE_ROOT, WORK_DIR, GENERATOR, CXX_COMPILER.
 cmake_minimum_required(VERSION 3.25)
 
@@ -71,4 +72,31 @@ execute_process(COMMAND "${consumer_build}/consumer" "${WORK_DIR}/bad.relax"
   RESULT_VARIABLE status ERROR_VARIABLE err OUTPUT_QUIET)
 expect("the consumer to fail with exit code 1 on bad input, got ${status}: ${err}" status EQUAL 1)
 expect("a file:line:col diagnostic, got: ${err}" err MATCHES "bad.relax:3:")
-message(STATUS "consumer built against ${prefix} and produced the expected result")
+
+# The editor's view of the build: dpl_add_pass_library recorded its dplc command in dpl_commands.json.
+file(READ "${consumer_build}/dpl_commands.json" commands_json)
+string(JSON command_count LENGTH "${commands_json}")
+expect("one dpl_commands.json entry, got ${command_count}" command_count EQUAL 1)
+string(JSON commands_file GET "${commands_json}" 0 file)
+string(JSON commands_dplc GET "${commands_json}" 0 arguments 0)
+expect("the entry to name strength.dpl, got ${commands_file}" commands_file STREQUAL "${consumer_source}/strength.dpl")
+expect("the entry to run the installed dplc, got ${commands_dplc}" commands_dplc STREQUAL "${prefix}/bin/dplc")
+
+# A plugin built against the installed package (dpl_add_pass_library(... MODULE)) and loaded by the installed
+# dpl-opt, which must then run its pass.
+set(plugin_source "${WORK_DIR}/plugin-source")
+set(plugin_build "${WORK_DIR}/plugin-build")
+file(MAKE_DIRECTORY "${plugin_source}")
+file(WRITE "${plugin_source}/CMakeLists.txt" "cmake_minimum_required(VERSION 3.25)
+project(dpl_plugin LANGUAGES CXX)
+find_package(dpl 0.1 CONFIG REQUIRED)
+dpl_add_pass_library(strength_plugin RULES \"${consumer_source}/strength.dpl\" MODULE)
+")
+run_step("configuring the plugin project" "${CMAKE_COMMAND}" -S "${plugin_source}" -B "${plugin_build}"
+  -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_PREFIX_PATH=${prefix}")
+run_step("building the plugin" "${CMAKE_COMMAND}" --build "${plugin_build}")
+run_step("installed dpl-opt --load" "${prefix}/bin/dpl-opt" --load "${plugin_build}/libstrength_plugin.so"
+  -p consumer_strength "${consumer_source}/strength.input.relax" -o "${WORK_DIR}/plugin.output.relax")
+run_step("comparing the plugin's result with strength.expected.relax" "${prefix}/bin/dpl-opt"
+  --equal "${WORK_DIR}/plugin.output.relax" "${consumer_source}/strength.expected.relax")
+message(STATUS "consumer built against ${prefix} and produced the expected result; so did a plugin")

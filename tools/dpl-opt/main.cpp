@@ -1,12 +1,8 @@
 // dpl-opt: applies the compiled passes linked into it to TVMScript Relax files, lists them, compares two files.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <dlfcn.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,9 +12,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "dpl/compiler/rule_interpreter.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/support/diagnostics.h"
+#include "dpl/support/file_output.h"
 #include "dpl/text/dot.h"
 #include "dpl/text/tvmscript.h"
 
@@ -48,18 +46,62 @@ std::string known_pass_names() {
     names += names.empty() ? "" : ", ";
     names += pass->name;
   }
+  for (const dpl::PipelineDef* pipeline : dpl::PassRegistry::all_pipelines()) {
+    names += names.empty() ? "" : ", ";
+    names += pipeline->name;
+  }
   return names.empty() ? "(none linked in)" : names;
 }
 
-// Resolves every requested name before any work is done, so a typo costs nothing.
+// Resolves every requested name before any work is done, so a typo costs nothing. A pipeline name stands for
+// its passes, in order.
 bool resolve_passes(const std::vector<std::string>& names, std::vector<const dpl::PassDef*>& passes) {
   for (const std::string& name : names) {
     const dpl::PassDef* pass = name.empty() ? nullptr : dpl::PassRegistry::find(name);
-    if (pass == nullptr) {
-      print_error(fmt::format("unknown pass '{}'; known passes: {}", name, known_pass_names()));
+    if (pass != nullptr) {
+      passes.push_back(pass);
+      continue;
+    }
+    const dpl::PipelineDef* pipeline = name.empty() ? nullptr : dpl::PassRegistry::find_pipeline(name);
+    if (pipeline == nullptr) {
+      print_error(fmt::format("unknown pass or pipeline '{}'; known: {}", name, known_pass_names()));
       return false;
     }
-    passes.push_back(pass);
+    for (std::string_view step : pipeline->passes) {
+      const dpl::PassDef* step_pass = dpl::PassRegistry::find(step);
+      if (step_pass == nullptr) {
+        print_error(fmt::format("pipeline '{}' ({}) names pass '{}', which is not linked in", name,
+                                pipeline->source, step));
+        return false;
+      }
+      passes.push_back(step_pass);
+    }
+  }
+  return true;
+}
+
+// Loads pass plugins built with dpl_add_pass_library(... MODULE). Their passes register themselves into this
+// process's registry from static initializers as dlopen runs them; the plugin resolves the runtime's symbols from
+// dpl-opt (built with ENABLE_EXPORTS), so there is one registry. RTLD_NOW reports a missing symbol here rather
+// than at the first call; RTLD_GLOBAL lets a later plugin use what an earlier one defines. Plugins stay loaded.
+size_t registered_count() { return dpl::PassRegistry::all().size() + dpl::PassRegistry::all_pipelines().size(); }
+
+bool load_plugins(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    const size_t registered_before = registered_count();
+    // dlopen looks a name without a slash up in the library search path; on the command line it means a file.
+    const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+    if (dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      print_error(fmt::format("cannot load plugin: {}", dlerror()));
+      return false;
+    }
+    if (registered_count() == registered_before) {
+      print_error(fmt::format("plugin {} registers no new pass or pipeline (build it with dpl_add_pass_library("
+                              "<target> RULES ... MODULE); one already known by the same name is not registered "
+                              "again)",
+                              path));
+      return false;
+    }
   }
   return true;
 }
@@ -82,6 +124,15 @@ void list_passes() {
     std::cout << fmt::format("{:<{}}  {:<{}}  {:>5}  {}\n", pass->name, name_width, pass->source, source_width,
                              pass->rules.size(), pass->description);
   }
+  const std::vector<const dpl::PipelineDef*> pipelines = dpl::PassRegistry::all_pipelines();
+  if (pipelines.empty()) return;
+  size_t pipeline_width = 8;  // "pipeline"
+  for (const dpl::PipelineDef* pipeline : pipelines) pipeline_width = std::max(pipeline_width, pipeline->name.size());
+  std::cout << fmt::format("\n{:<{}}  passes\n", "pipeline", pipeline_width);
+  for (const dpl::PipelineDef* pipeline : pipelines) {
+    std::cout << fmt::format("{:<{}}  {}{}\n", pipeline->name, pipeline_width, fmt::join(pipeline->passes, ", "),
+                             pipeline->description.empty() ? "" : fmt::format("  ({})", pipeline->description));
+  }
 }
 
 int compare_files(const std::vector<std::string>& paths) {
@@ -97,73 +148,30 @@ int compare_files(const std::vector<std::string>& paths) {
   return kInputError;
 }
 
-bool write_all(int fd, const std::string& text) {
-  for (size_t written = 0; written < text.size();) {
-    const ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    written += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Writes `text` to a temporary file beside `path` and renames it over `path`: readers never see half a file and
-// a failure leaves `path` untouched. A symbolic link is followed (the file it names is replaced, the link stays)
-// and an existing file keeps its permissions. Anything but a regular file (/dev/null, a pipe) is written in place.
-bool write_output(const std::string& path, const std::string& text, std::string& error) {
-  struct stat existing {};
-  const bool exists = stat(path.c_str(), &existing) == 0;
-  if (exists && !S_ISREG(existing.st_mode)) {
-    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
-    const bool ok = fd >= 0 && write_all(fd, text);
-    if (!ok) error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
-    if (fd >= 0 && close(fd) != 0 && ok) {
-      error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
-      return false;
-    }
-    return ok;
-  }
-
-  std::string target = path;
-  if (exists) {
-    std::error_code failed;
-    std::filesystem::path resolved = std::filesystem::canonical(path, failed);
-    if (!failed) target = resolved.string();
-  }
-  std::string temp = target + ".tmp.XXXXXX";
-  const int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    error = fmt::format("cannot create a temporary file for {}: {}", path, std::strerror(errno));
-    return false;
-  }
-  mode_t mode = existing.st_mode & 07777;
-  if (!exists) {
-    const mode_t mask = umask(0);
-    umask(mask);
-    mode = 0666 & ~mask;
-  }
-  bool ok = fchmod(fd, mode) == 0 && write_all(fd, text);
-  ok = (close(fd) == 0) && ok;
-  ok = ok && std::rename(temp.c_str(), target.c_str()) == 0;
-  if (!ok) {
-    error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
-    std::remove(temp.c_str());
-  }
-  return ok;
-}
-
 struct RewriteOptions {
   std::string input;
   std::string output;
   std::string dot_output;  // --dot: the before/after picture
   std::vector<std::string> pass_names;
+  std::string rules;  // --rules FILE.dpl: run its passes with the rule interpreter
   bool stats = false;
   bool verify_each = false;
+  bool print_after_each = false;  // the module as TVMScript on stderr after every pass
 };
 
 int rewrite_file(const RewriteOptions& options) {
   std::vector<const dpl::PassDef*> passes;
-  if (!resolve_passes(options.pass_names, passes)) return kInputError;
+  std::unique_ptr<dpl::compiler::LoadedRules> interpreted;  // --rules: owns the passes it resolves to
+  if (!options.rules.empty()) {
+    std::string error;
+    interpreted = dpl::compiler::load_rules(options.rules, std::cerr, error);
+    if (interpreted == nullptr || !interpreted->interpreter->resolve(options.pass_names, passes, error)) {
+      if (!error.empty()) print_error(error);
+      return kInputError;
+    }
+  } else if (!resolve_passes(options.pass_names, passes)) {
+    return kInputError;
+  }
   std::unique_ptr<dpl::Module> module = read_relax(options.input);
   if (module == nullptr) return kInputError;
   // The passes rewrite `module` in place; the picture's "before" half is a second reading of the input.
@@ -178,6 +186,9 @@ int rewrite_file(const RewriteOptions& options) {
   for (const dpl::PassDef* pass : passes) {
     const dpl::PassResult result = dpl::run_pass(*pass, *module, run_options);
     if (options.stats) std::cerr << dpl::format_stats(result.stats, pass->rules);
+    if (options.print_after_each) {
+      std::cerr << fmt::format("# ---- after pass {} ----\n", pass->name) << dpl::print_module(*module);
+    }
     if (!result.ok()) {
       print_error(result.error);
       return kInputError;
@@ -188,7 +199,7 @@ int rewrite_file(const RewriteOptions& options) {
     std::string title = std::filesystem::path(options.input).filename().string();
     for (size_t i = 0; i < options.pass_names.size(); ++i) title += (i == 0 ? ": " : ", ") + options.pass_names[i];
     std::string error;
-    if (!write_output(options.dot_output, dpl::rewrite_to_dot(*before, *module, title), error)) {
+    if (!dpl::write_file_atomically(options.dot_output, dpl::rewrite_to_dot(*before, *module, title), error)) {
       print_error(error);
       return kInputError;
     }
@@ -200,7 +211,7 @@ int rewrite_file(const RewriteOptions& options) {
     return kOk;
   }
   std::string error;
-  if (!write_output(options.output, text, error)) {
+  if (!dpl::write_file_atomically(options.output, text, error)) {
     print_error(error);
     return kInputError;
   }
@@ -212,23 +223,37 @@ int rewrite_file(const RewriteOptions& options) {
 int main(int argc, char** argv) {
   CLI::App app{
       "dpl-opt: apply compiled dpl passes to a TVMScript Relax file.\n"
-      "Exit codes: 0 success, 1 input error (bad IR, unknown pass, pass failure, files differ), 2 usage error."};
+      "Exit codes: 0 success, 1 input error (bad IR, unknown pass, pass failure, files differ, plugin that cannot "
+      "be loaded or registers no pass), 2 usage error."};
   RewriteOptions options;
   std::vector<std::string> equal_files;
   bool list = false;
 
   app.add_option("input", options.input, "Relax file to rewrite (TVMScript text)");
-  app.add_option("-p,--passes", options.pass_names, "Passes to run, in order (comma-separated or repeated)")
+  app.add_option("-p,--passes", options.pass_names,
+                 "Passes or pipelines to run, in order (comma-separated or repeated)")
       ->delimiter(',')
       ->allow_extra_args(false)  // one word per -p: the input file after it is not a pass name
       ->type_name("PASS[,PASS...]");
+  app.add_option("--rules", options.rules,
+                 "Run the passes of this .dpl file with the rule interpreter (no C++ compiler needed); -p picks "
+                 "passes or pipelines of the file, by default all its passes in order")
+      ->type_name("RULES.dpl");
   app.add_option("-o,--output", options.output, "Write the result here (atomically) instead of stdout");
   app.add_option("--dot", options.dot_output,
                  "Also write a Graphviz picture of the input before and after the passes, changed nodes highlighted")
       ->type_name("OUT.dot");
   app.add_flag("--stats", options.stats, "Print per-pass statistics (rules fired, nodes visited, time) to stderr");
   app.add_flag("--verify-each", options.verify_each, "Verify the IR after every rewrite");
-  auto* list_flag = app.add_flag("--list-passes", list, "List the linked passes: name, source, rules, description");
+  app.add_flag("--print-after-each", options.print_after_each,
+               "Print the module as TVMScript to stderr after every pass, each headed '# ---- after pass NAME ----' "
+               "(stdout keeps only the final result)");
+  std::vector<std::string> plugin_paths;
+  app.add_option("--load", plugin_paths,
+                 "Load a pass plugin (a MODULE library from dpl_add_pass_library) before anything else; repeatable")
+      ->allow_extra_args(false)
+      ->type_name("PLUGIN.so");
+  auto* list_flag = app.add_flag("--list-passes", list, "List the linked and loaded passes (name, source, rules, description) and pipelines");
   auto* equal_option =
       app.add_option("--equal", equal_files, "Exit 0 when the two files are structurally equal, else 1 and say where")
           ->expected(2)
@@ -241,12 +266,14 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kOk : kUsageError;
   }
 
-  const bool rewriting = !options.input.empty() || !options.pass_names.empty() || !options.output.empty() ||
-                         !options.dot_output.empty() || options.stats || options.verify_each;
+  const bool rewriting = !options.input.empty() || !options.pass_names.empty() || !options.rules.empty() || !options.output.empty() ||
+                         !options.dot_output.empty() || options.stats || options.verify_each ||
+                         options.print_after_each;
   if ((list || !equal_files.empty()) && rewriting) {
     print_error("--list-passes and --equal take no input file or rewrite options");
     return kUsageError;
   }
+  if (!load_plugins(plugin_paths)) return kInputError;
   if (list) {
     list_passes();
     return kOk;

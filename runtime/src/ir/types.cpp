@@ -293,4 +293,55 @@ std::string Type::str() const {
   return out;
 }
 
+std::string type_mismatch(TypeRef root, TypeRef replacement) {
+  if (root == replacement || root->kind() == TypeKind::Unknown || replacement->kind() == TypeKind::Unknown) {
+    return {};
+  }
+  if (root->kind() != replacement->kind()) return "a different kind of value";
+  switch (root->kind()) {
+    case TypeKind::Tensor: {
+      if (root->dtype() != DType::Unknown && replacement->dtype() != DType::Unknown &&
+          root->dtype() != replacement->dtype()) {
+        return "dtype " + std::string(dtype_name(replacement->dtype())) + " instead of " +
+               std::string(dtype_name(root->dtype()));
+      }
+      if (root->rank() >= 0 && replacement->rank() >= 0 && root->rank() != replacement->rank()) {
+        return "rank " + std::to_string(replacement->rank()) + " instead of " + std::to_string(root->rank());
+      }
+      if (root->has_shape() && replacement->has_shape()) {
+        for (size_t i = 0; i < root->dims().size(); ++i) {
+          const Dim want = root->dims()[i];
+          const Dim got = replacement->dims()[i];
+          if (want.is_static() && got.is_static() && want != got) {
+            return "dimension " + std::to_string(i) + " is " + std::to_string(got.extent()) + " instead of " +
+                   std::to_string(want.extent());
+          }
+        }
+      }
+      return {};
+    }
+    case TypeKind::Tuple: {
+      if (root->fields().size() != replacement->fields().size()) {
+        return std::to_string(replacement->fields().size()) + " tuple fields instead of " +
+               std::to_string(root->fields().size());
+      }
+      for (size_t i = 0; i < root->fields().size(); ++i) {
+        std::string field = type_mismatch(root->fields()[i], replacement->fields()[i]);
+        if (!field.empty()) return "tuple field " + std::to_string(i) + ": " + field;
+      }
+      return {};
+    }
+    case TypeKind::Shape:
+      if (root->rank() >= 0 && replacement->rank() >= 0 && root->rank() != replacement->rank()) {
+        return "a shape of " + std::to_string(replacement->rank()) + " dimensions instead of " +
+               std::to_string(root->rank());
+      }
+      return {};
+    case TypeKind::Unknown:
+    case TypeKind::Object:
+      return {};
+  }
+  return {};
+}
+
 }  // namespace dpl

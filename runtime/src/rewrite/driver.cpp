@@ -7,63 +7,16 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "describe.h"
 #include "dpl/ir/analysis.h"
 
 namespace dpl {
 namespace {
-
-// Why `replacement` cannot stand in for `root` (empty when it can): a different kind of value, dtype, rank or
-// static dimension. What one side does not know (unknown dtype, rank or symbolic dim) does not conflict.
-std::string type_mismatch(TypeRef root, TypeRef replacement) {
-  if (root == replacement || root->kind() == TypeKind::Unknown || replacement->kind() == TypeKind::Unknown) {
-    return {};
-  }
-  if (root->kind() != replacement->kind()) return "a different kind of value";
-  switch (root->kind()) {
-    case TypeKind::Tensor: {
-      if (root->dtype() != DType::Unknown && replacement->dtype() != DType::Unknown &&
-          root->dtype() != replacement->dtype()) {
-        return fmt::format("dtype {} instead of {}", dtype_name(replacement->dtype()), dtype_name(root->dtype()));
-      }
-      if (root->rank() >= 0 && replacement->rank() >= 0 && root->rank() != replacement->rank()) {
-        return fmt::format("rank {} instead of {}", replacement->rank(), root->rank());
-      }
-      if (root->has_shape() && replacement->has_shape()) {
-        for (size_t i = 0; i < root->dims().size(); ++i) {
-          const Dim want = root->dims()[i];
-          const Dim got = replacement->dims()[i];
-          if (want.is_static() && got.is_static() && want != got) {
-            return fmt::format("dimension {} is {} instead of {}", i, got.extent(), want.extent());
-          }
-        }
-      }
-      return {};
-    }
-    case TypeKind::Tuple: {
-      if (root->fields().size() != replacement->fields().size()) {
-        return fmt::format("{} tuple fields instead of {}", replacement->fields().size(), root->fields().size());
-      }
-      for (size_t i = 0; i < root->fields().size(); ++i) {
-        std::string field = type_mismatch(root->fields()[i], replacement->fields()[i]);
-        if (!field.empty()) return fmt::format("tuple field {}: {}", i, field);
-      }
-      return {};
-    }
-    case TypeKind::Shape:
-      if (root->rank() >= 0 && replacement->rank() >= 0 && root->rank() != replacement->rank()) {
-        return fmt::format("a shape of {} dimensions instead of {}", replacement->rank(), root->rank());
-      }
-      return {};
-    case TypeKind::Unknown:
-    case TypeKind::Object:
-      return {};
-  }
-  return {};
-}
 
 // Appends to `created`, operands first, the nodes of `value`'s expression that the current rewrite created:
 // ids the driver does not know yet (>= `known`). The root may appear in it (`x => relu(x)`) but is not new.
@@ -74,16 +27,12 @@ void collect_created(Node* value, const Node* root, size_t known, std::vector<No
   created.push_back(value);
 }
 
-// Parameters and constants never match a rule's root; nodes nothing uses any more were replaced.
-bool worth_visiting(const Function& function, const Node* node) {
+// Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
+// value; nodes nothing uses any more were replaced.
+bool worth_visiting(const Function& function, const Node* node, bool visit_params) {
+  if (node->kind() == NodeKind::Param && visit_params && !node->is_dead()) return node->num_users() > 0;
   if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant || node->is_dead()) return false;
   return node->num_users() > 0 || node == function.output();
-}
-
-std::string describe_node(const Node* node) {
-  std::string what = node->is_call() ? "R." + OpRegistry::global().get(node->op()).name : "value";
-  if (node->name().empty()) return fmt::format("an unnamed {} node", what);
-  return fmt::format("binding '{}' ({})", node->name(), what);
 }
 
 // The rules of the last rewrites, to name the culprits when the budget runs out.
@@ -123,7 +72,46 @@ std::map<std::string_view, const PassDef*>& registered_passes() {
   return passes;
 }
 
+std::map<std::string_view, const PipelineDef*>& registered_pipelines() {
+  static std::map<std::string_view, const PipelineDef*> pipelines;
+  return pipelines;
+}
+
+// Registers `def` under its name; a second definition of the name is reported once at start-up and ignored.
+template <typename Def>
+void register_once(std::map<std::string_view, const Def*>& registry, const Def& def, std::string_view what) {
+  auto [it, inserted] = registry.emplace(def.name, &def);
+  if (!inserted && it->second != &def) {
+    std::fprintf(stderr, "dpl: warning: %.*s '%.*s' is defined twice (%.*s and %.*s); using the first\n",
+                 static_cast<int>(what.size()), what.data(), static_cast<int>(def.name.size()), def.name.data(),
+                 static_cast<int>(it->second->source.size()), it->second->source.data(),
+                 static_cast<int>(def.source.size()), def.source.data());
+  }
+}
+
+template <typename Def>
+const Def* find_registered(const std::map<std::string_view, const Def*>& registry, std::string_view name) {
+  auto it = registry.find(name);
+  return it == registry.end() ? nullptr : it->second;
+}
+
+template <typename Def>
+std::vector<const Def*> all_registered(const std::map<std::string_view, const Def*>& registry) {
+  std::vector<const Def*> defs;
+  for (const auto& [name, def] : registry) defs.push_back(def);
+  return defs;
+}
+
 }  // namespace
+
+std::string detail::describe_node(const Node* node) {
+  std::string what = node->is_call() ? "R." + OpRegistry::global().get(node->op()).name : "value";
+  if (node->kind() == NodeKind::FuncCall) what = "call of " + node->callee();
+  if (node->name().empty()) return fmt::format("an unnamed {} node", what);
+  return fmt::format("binding '{}' ({})", node->name(), what);
+}
+
+using detail::describe_node;
 
 // --- Rewriter ---
 
@@ -155,39 +143,67 @@ Node* Rewriter::tuple(std::span<Node* const> fields) { return function_.add_tupl
 
 Node* Rewriter::item(Node* tuple, int64_t index) { return function_.add_tuple_item(tuple, index, last_error_); }
 
-bool Rewriter::replace(Node* root, Node* replacement) {
-  if (root == nullptr || replacement == nullptr) {
-    last_error_ = "replace: no node given";
-    return false;
-  }
-  if (root == replacement) {
-    last_error_ = "replace: the replacement is the matched node itself";
-    return false;
-  }
+std::string Rewriter::replacement_problem(const Node* root, const Node* replacement) const {
+  if (root == nullptr || replacement == nullptr) return "no node given";
+  if (root == replacement) return "the replacement is the matched node itself";
+  if (root->is_dead()) return "the matched node was removed from the graph";
   if (std::string why = type_mismatch(root->type(), replacement->type()); !why.empty()) {
-    last_error_ = fmt::format("replace: the replacement has type {}, the matched node {}: {}",
-                              replacement->type()->str(), root->type()->str(), why);
+    return fmt::format("the replacement has type {}, the matched node {}: {}", replacement->type()->str(),
+                       root->type()->str(), why);
+  }
+  return {};
+}
+
+bool Rewriter::replace(Node* root, Node* replacement) {
+  const std::pair<Node*, Node*> only{root, replacement};
+  return replace_all(std::span(&only, 1));
+}
+
+bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements) {
+  const std::string_view what = replacements.size() == 1 ? "replace" : "replace_all";
+  if (replacements.empty()) {
+    last_error_ = "replace_all: no replacement given";
     return false;
+  }
+  for (size_t i = 0; i < replacements.size(); ++i) {
+    const auto [root, replacement] = replacements[i];
+    if (std::string why = replacement_problem(root, replacement); !why.empty()) {
+      last_error_ = replacements.size() == 1 ? fmt::format("{}: {}", what, why)
+                                             : fmt::format("{}: root {} ({}): {}", what, i, describe_node(root), why);
+      return false;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (replacements[j].first == root) {
+        last_error_ = fmt::format("{}: roots {} and {} are the same node", what, j, i);
+        return false;
+      }
+    }
   }
   // The driver knows every node with an id below queued_.size(); the others were created by this rewrite.
   const size_t known = queued_.size();
   std::vector<Node*>& created = created_scratch_;
   created.clear();
-  collect_created(replacement, root, known, created);
   std::vector<Node*>& users = users_scratch_;
-  users.assign(root->users().begin(), root->users().end());
-  const bool replacement_is_new = !created.empty() && created.back() == replacement;
-  // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
-  if (replacement_is_new && replacement->name().empty()) replacement->set_name(root->name());
-  function_.replace_all_uses(root, replacement);
-  // The root and what only it used are gone now, unless the replacement wraps the root (`x => relu(x)`); then
+  users.clear();
+  for (const auto& [root, replacement] : replacements) {
+    collect_created(replacement, root, known, created);
+    users.insert(users.end(), root->users().begin(), root->users().end());
+  }
+  for (const auto& [root, replacement] : replacements) {
+    // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
+    if (replacement->id() >= known && replacement->name().empty()) replacement->set_name(root->name());
+    function_.replace_all_uses(root, replacement);
+  }
+  // The roots and what only they used are gone now, unless a replacement wraps its root (`x => relu(x)`); then
   // the root stays, unnamed, so that one binding name does not label two live values. A dead root keeps its
   // name for error messages.
-  if (function_.erase_unused(root) == 0 && replacement_is_new) root->set_name("");
+  for (const auto& [root, replacement] : replacements) {
+    if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
+  }
 
   for (const Node* node : created) queued_.resize(std::max<size_t>(queued_.size(), node->id() + 1), 0);
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
-  // them. (New nodes that wrap the root are users too; they keep their place among the new nodes.)
+  // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   std::sort(users.begin(), users.end(), [](const Node* a, const Node* b) { return a->id() > b->id(); });
   for (Node* user : users) {
     if (user->id() < known) enqueue(user);
@@ -206,7 +222,10 @@ void Rewriter::enqueue(Node* node) {
 
 // --- the sweep ---
 
-PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options) {
+namespace {
+
+// One sweep over `function`; `module` (may be null) is where partitions put the functions they create.
+PassResult run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PassResult result;
   PassStats& stats = result.stats;
@@ -214,27 +233,44 @@ PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& o
   for (const RuleInfo& rule : pass.rules) stats.rule_names.emplace_back(rule.name);
   stats.fired.assign(pass.rules.size(), 0);
 
-  // Seeded in reverse so that popping the stack visits operands before their users.
+  // Conceptually the worklist is one stack seeded with every node worth visiting, in reverse topological order
+  // (popping visits operands before their users) or in topological order (users before their operands), onto
+  // which rewrites push the nodes they affect. The seeded part is not copied: a cursor walks nodes() in the
+  // popping order and `queued` marks the nodes seeded and not yet reached, so the stack holds only what rewrites
+  // pushed, which pops first. (A seeded node is never pushed before the cursor reaches it: it is still queued.)
   std::vector<Node*> worklist;
   std::vector<uint8_t> queued(function.node_id_bound(), 0);
-  worklist.reserve(function.nodes().size());
-  for (auto it = function.nodes().rbegin(); it != function.nodes().rend(); ++it) {
-    Node* node = *it;
-    if (!worth_visiting(function, node)) continue;
-    queued[node->id()] = 1;
-    worklist.push_back(node);
+  const size_t seeded = function.nodes().size();  // rewrites append; what they append is not seeded
+  for (Node* node : function.nodes()) {
+    if (worth_visiting(function, node, pass.visit_params)) queued[node->id()] = 1;
   }
+  size_t cursor = 0;  // seeded positions reached so far
+  auto next_seeded = [&]() -> Node* {
+    while (cursor < seeded) {
+      const size_t position = pass.order == VisitOrder::UsersFirst ? seeded - 1 - cursor : cursor;
+      ++cursor;
+      Node* node = function.nodes()[position];
+      if (queued[node->id()]) return node;
+    }
+    return nullptr;
+  };
 
   const uint64_t live_nodes = function.num_live_nodes();
   const uint64_t budget = options.budget_per_node * live_nodes + 1024;
   Rewriter rewriter(function, worklist, queued);
+  rewriter.set_module(module);
   RecentRules recent;
   uint64_t discarded = 0;  // nodes that right-hand sides built and then did not use
-  while (!worklist.empty() && pass.match != nullptr) {
-    Node* node = worklist.back();
-    worklist.pop_back();
+  while (pass.match != nullptr) {
+    Node* node = nullptr;
+    if (!worklist.empty()) {
+      node = worklist.back();
+      worklist.pop_back();
+    } else if ((node = next_seeded()) == nullptr) {
+      break;
+    }
     queued[node->id()] = 0;
-    if (!worth_visiting(function, node)) continue;
+    if (!worth_visiting(function, node, pass.visit_params)) continue;
     ++stats.nodes_visited;
     const size_t nodes_before = function.nodes().size();
     const int rule = pass.match(rewriter, node);
@@ -256,7 +292,8 @@ PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& o
     recent.add(rule);
     const RuleInfo& info = pass.rules[static_cast<size_t>(rule)];
     if (options.verify_each) {
-      std::string problem = verify(function);
+      // A partition also created a module function: verify that too.
+      std::string problem = module != nullptr ? verify(*module) : verify(function);
       if (!problem.empty()) {
         result.error = fmt::format("pass {}: the IR is malformed after rule {} ({}) rewrote {}: {}", pass.name,
                                    info.name, info.location, describe_node(node), problem);
@@ -280,13 +317,65 @@ PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& o
   return result;
 }
 
+bool is_private_composite(const Function& function) {
+  return function.is_private() && function.find_attr("Composite") != nullptr;
+}
+
+// The names of the functions that live FuncCall nodes of `module` call.
+std::set<std::string, std::less<>> called_functions(const Module& module) {
+  std::set<std::string, std::less<>> called;
+  for (const auto& function : module.functions()) {
+    for (const Node* node : function->nodes()) {
+      if (node->kind() == NodeKind::FuncCall && !node->is_dead()) called.insert(node->callee());
+    }
+  }
+  return called;
+}
+
+// Removes the `candidates` nothing calls any more, repeatedly: a removed function no longer calls anything.
+void remove_uncalled(Module& module, std::vector<std::string> candidates) {
+  for (bool removed = true; removed && !candidates.empty();) {
+    removed = false;
+    const std::set<std::string, std::less<>> called = called_functions(module);
+    std::erase_if(candidates, [&](const std::string& name) {
+      if (called.contains(name)) return false;
+      removed |= module.remove_function(name);
+      return true;
+    });
+  }
+}
+
+}  // namespace
+
+PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options) {
+  return run_on_function(pass, function, nullptr, options);
+}
+
 PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& options) {
   PassResult total;
   total.stats.pass = std::string(pass.name);
   for (const RuleInfo& rule : pass.rules) total.stats.rule_names.emplace_back(rule.name);
   total.stats.fired.assign(pass.rules.size(), 0);
+  // Partitions add functions while the pass runs; the pass visits only those that existed before. A partition
+  // pass leaves existing composite functions alone (as TVM's MergeComposite does), so running it twice carves
+  // nothing new.
+  std::vector<Function*> existing;
+  std::vector<Function*> functions;
   for (const auto& function : module.functions()) {
-    PassResult one = run_pass(pass, *function, options);
+    existing.push_back(function.get());
+    if (pass.order == VisitOrder::UsersFirst && function->find_attr("Composite") != nullptr) continue;
+    functions.push_back(function.get());
+  }
+  // Composite functions the pass may leave uncalled: those called now (a rewrite may replace their calls).
+  std::vector<std::string> removable;
+  if (std::any_of(existing.begin(), existing.end(), [](const Function* f) { return is_private_composite(*f); })) {
+    const std::set<std::string, std::less<>> called = called_functions(module);
+    for (const Function* function : existing) {
+      if (is_private_composite(*function) && called.contains(function->name())) removable.push_back(function->name());
+    }
+  }
+  for (Function* function : functions) {
+    PassResult one = run_on_function(pass, *function, &module, options);
     for (size_t i = 0; i < one.stats.fired.size(); ++i) total.stats.fired[i] += one.stats.fired[i];
     total.stats.nodes_visited += one.stats.nodes_visited;
     total.stats.rewrites += one.stats.rewrites;
@@ -297,31 +386,31 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
       break;
     }
   }
+  // ... and those it created (a later rule of the same pass may have replaced their calls too).
+  for (const auto& function : module.functions()) {
+    if (is_private_composite(*function) &&
+        std::find(existing.begin(), existing.end(), function.get()) == existing.end()) {
+      removable.push_back(function->name());
+    }
+  }
+  remove_uncalled(module, std::move(removable));
   return total;
 }
 
 // --- registry ---
 
-void PassRegistry::add(const PassDef& pass) {
-  auto [it, inserted] = registered_passes().emplace(pass.name, &pass);
-  if (!inserted && it->second != &pass) {
-    // Two pass libraries define the same name; lookups would be ambiguous, so say so once at start-up.
-    std::fprintf(stderr, "dpl: warning: pass '%.*s' is defined twice (%.*s and %.*s); using the first\n",
-                 static_cast<int>(pass.name.size()), pass.name.data(), static_cast<int>(it->second->source.size()),
-                 it->second->source.data(), static_cast<int>(pass.source.size()), pass.source.data());
-  }
-}
+// Two pass libraries defining the same name would make lookups ambiguous, so register_once says so at start-up.
+void PassRegistry::add(const PassDef& pass) { register_once(registered_passes(), pass, "pass"); }
+const PassDef* PassRegistry::find(std::string_view name) { return find_registered(registered_passes(), name); }
+std::vector<const PassDef*> PassRegistry::all() { return all_registered(registered_passes()); }
 
-const PassDef* PassRegistry::find(std::string_view name) {
-  auto it = registered_passes().find(name);
-  return it == registered_passes().end() ? nullptr : it->second;
+void PassRegistry::add_pipeline(const PipelineDef& pipeline) {
+  register_once(registered_pipelines(), pipeline, "pipeline");
 }
-
-std::vector<const PassDef*> PassRegistry::all() {
-  std::vector<const PassDef*> passes;
-  for (const auto& [name, pass] : registered_passes()) passes.push_back(pass);
-  return passes;
+const PipelineDef* PassRegistry::find_pipeline(std::string_view name) {
+  return find_registered(registered_pipelines(), name);
 }
+std::vector<const PipelineDef*> PassRegistry::all_pipelines() { return all_registered(registered_pipelines()); }
 
 // --- statistics ---
 

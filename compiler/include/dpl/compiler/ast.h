@@ -2,8 +2,11 @@
 // sides). The parser builds it; sema resolves ops, attributes and variables in place; the emitter reads it.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -303,6 +306,19 @@ struct Rule {
   std::vector<RootRewrite> rewrites;  // MultiRoot only
 };
 
+// How a later root of a multi-root rule is found from the values bound before it: `path` holds the operand
+// positions from the root's call pattern down to an operand naming such a value (`variable`), outermost first.
+// The matcher scans the users of that value for calls of the innermost op on the path, their users for the next
+// op up, and so on to the root. The shortest path wins, then the leftmost.
+struct RootHook {
+  std::vector<size_t> path;
+  std::string variable;
+};
+std::optional<RootHook> find_root_hook(const Pattern& root, const std::function<bool(const std::string&)>& bound);
+// The call pattern reached from `root` by following the operand positions `path` (binds looked through); every
+// step must be a call pattern (a prefix of a hook's path, without its last position).
+const CallPattern& call_at(const Pattern& root, std::span<const size_t> path);
+
 // The right-hand side as written: `let y = matmul(x, w); add(y, y)`.
 std::string rhs_to_string(const Rule& rule);
 
@@ -316,6 +332,33 @@ struct ExternDecl {
   SourceLoc name_loc;
   std::vector<std::string> params;
   std::string header;  // as written, included by the generated code
+};
+
+// `op my.scale(x, factor: float = 1.0) : elementwise -> same_as(x);`: a custom op. Sema registers it in the
+// file's op registry (AstFile::op_registry); the generated code registers it in the process's registry before
+// main, so that the TVMScript reader accepts it wherever the pass library is linked.
+struct OpDecl {
+  struct Attr {
+    std::string name;
+    SourceLoc loc;
+    std::string kind;  // as written: int, float, bool, string, dtype, int_list, int_or_int_list
+    SourceLoc kind_loc;
+    bool optional = false;  // `int?`: may be None (the default when none is written)
+    std::optional<AttrValue> default_value;
+    SourceLoc default_loc;
+  };
+  std::string name;  // `my.scale`
+  SourceLoc name_loc;
+  std::vector<std::string> operands;
+  std::vector<SourceLoc> operand_locs;
+  bool variadic = false;  // the last operand was written `xs...`: any number of operands from there on
+  std::vector<Attr> attrs;
+  std::vector<std::string> traits;
+  std::vector<SourceLoc> trait_locs;
+  ExprPtr result;  // `same_as(x)`; null: the result type is unknown
+  // Filled in by sema.
+  OpId id = 0;
+  int same_as = -1;  // the operand whose type the result has; -1: unknown
 };
 
 // `pipeline all = simplify, fuse_attention;`: registered like a pass; running it runs the passes in order.
@@ -360,6 +403,10 @@ struct AstFile {
   std::vector<Import> imports;
   std::vector<ExternDecl> externs;
   std::vector<PipelineDecl> pipelines;
+  std::vector<OpDecl> ops;
+  // The registry the file is checked and compiled against: the built-in ops and the file's `op` declarations
+  // (sema makes it when the file declares ops; null: the registry given to check()).
+  std::shared_ptr<const OpRegistry> op_registry;
 };
 
 // The file's base name and its stem turned into an identifier (`my-rules.dpl` -> `my_rules`).
@@ -373,6 +420,61 @@ std::string format_double(double value);
 PatternPtr clone(const Pattern& pattern);
 // Same structure, ops, names and literals (locations ignored).
 bool same_pattern(const Pattern& a, const Pattern& b);
+
+// Whether two lists of pointers have the same length and `same` holds for each pair of what they point to.
+template <typename Ptr, typename Same>
+bool same_each(const std::vector<Ptr>& a, const std::vector<Ptr>& b, Same&& same) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const Ptr& x, const Ptr& y) { return same(*x, *y); });
+}
+
+// Calls `visit` on each pattern directly inside `pattern`, in the order they are written: a binding's inner
+// pattern, a call's operands, the alternatives, a tuple item's tuple, a tuple's fields.
+template <typename Visit>
+void for_each_sub_pattern(const Pattern& pattern, Visit&& visit) {
+  std::visit(Overloaded{
+                 [&](const BindPattern& p) { visit(*p.inner); },
+                 [&](const CallPattern& p) {
+                   for (const PatternPtr& operand : p.operands) visit(*operand);
+                 },
+                 [&](const AltPattern& p) {
+                   for (const PatternPtr& alternative : p.alternatives) visit(*alternative);
+                 },
+                 [&](const ItemPattern& p) { visit(*p.tuple); },
+                 [&](const TuplePattern& p) {
+                   for (const PatternPtr& field : p.fields) visit(*field);
+                 },
+                 [](const auto&) {},
+             },
+             pattern.node);
+}
+
+// Calls `visit` on each expression directly inside `expr`, in the order they are written (a call's operands
+// before its attribute values).
+template <typename Visit>
+void for_each_sub_expr(const Expr& expr, Visit&& visit) {
+  std::visit(Overloaded{
+                 [&](const CallExpr& e) {
+                   for (const ExprPtr& operand : e.operands) visit(*operand);
+                   for (const ExprAttr& attr : e.attrs) visit(*attr.value);
+                 },
+                 [&](const MemberExpr& e) { visit(*e.object); },
+                 [&](const IndexExpr& e) {
+                   visit(*e.object);
+                   visit(*e.index);
+                 },
+                 [&](const UnaryExpr& e) { visit(*e.operand); },
+                 [&](const BinaryExpr& e) {
+                   visit(*e.lhs);
+                   visit(*e.rhs);
+                 },
+                 [&](const ItemExpr& e) { visit(*e.tuple); },
+                 [&](const TupleExpr& e) {
+                   for (const ExprPtr& field : e.fields) visit(*field);
+                 },
+                 [](const auto&) {},
+             },
+             expr.node);
+}
 
 // How many alternative-free patterns `pattern` stands for: the product over `|`, op alternatives and `?`
 // (saturating at `limit + 1`).

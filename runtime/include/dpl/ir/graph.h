@@ -98,15 +98,18 @@ class Node {
     heap_operands_.reset();
   }
 
+  // The first 64 bytes hold what every sweep reads (the driver's worklist checks: kind, dead, users; a matcher's
+  // first checks: op, operands), so that visiting a node costs one cache line on graphs larger than the cache.
   NodeKind kind_ = NodeKind::Param;
   bool dead_ = false;
   OpId op_ = 0;
   uint32_t id_ = 0;
   uint32_t num_operands_ = 0;
-  TypeRef type_ = nullptr;
-  Node* inline_operands_[kInlineOperands] = {};
-  std::unique_ptr<Node*[]> heap_operands_;
+  bool late_user_ = false;  // listed in Function::late_users_ until the next compact()
   std::vector<Node*> users_;
+  Node* inline_operands_[kInlineOperands] = {};
+  TypeRef type_ = nullptr;
+  std::unique_ptr<Node*[]> heap_operands_;
   AttrList attrs_;
   std::string name_;
   std::unique_ptr<Extra> extra_;
@@ -119,6 +122,7 @@ using FuncAttr = std::pair<std::string, AttrValue>;
 class Function {
  public:
   explicit Function(std::string name);
+  ~Function();
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
 
@@ -177,25 +181,35 @@ class Function {
 
  private:
   Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
-  // compact() in one walk when every live node but the parameters and the output has a user; false (nothing
-  // changed) otherwise.
+  // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
+  // (then the general path finishes the job).
   bool compact_if_all_used();
+  bool compact_in_place();  // compact_if_all_used() for a topological order: drops the dead without allocating
+  // Whether `replacement` is surely listed before `user` (a user of `old_value`) in order_.
+  bool listed_before(const Node* replacement, const Node* user, const Node* old_value) const;
   void compact_unreachable();  // compact() when some live node may be unreachable from the output
   // Appends `root` to `order` after those of its operands (transitively) not emitted yet, marking them.
   static void emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order);
 
   std::string name_;
-  // Nodes live in fixed-size blocks: stable addresses, one allocation per kArenaBlock nodes.
-  static constexpr size_t kArenaBlock = 512;
-  std::vector<std::unique_ptr<Node[]>> arena_;
-  size_t arena_used_ = kArenaBlock;  // nodes taken from the last block
+  // Nodes live in blocks (stable addresses, one allocation per block), constructed when taken and destroyed with
+  // the function.
+  struct ArenaBlock {
+    Node* nodes = nullptr;
+    size_t capacity = 0;   // nodes
+    size_t alignment = 0;  // bytes, as allocated
+  };
+  void add_arena_block();
+  std::vector<ArenaBlock> arena_;
+  size_t arena_used_ = 0;  // nodes taken from the last block
   std::vector<Node*> params_;
   std::vector<Node*> order_;
   Node* output_ = nullptr;
   TypeRef declared_return_type_ = nullptr;
   size_t dead_in_order_ = 0;  // nodes erase_unused() removed that nodes() still lists
   bool order_stale_ = false;
+  bool compacted_ = false;  // nothing changed since the last compact(): the next one has nothing to do
   // Nodes that replace_all_uses() gave an operand listed after them: the only ones compact() must reorder.
   std::vector<Node*> late_users_;
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
@@ -214,6 +228,8 @@ class Module {
   Function* find(std::string_view name);
   const Function* find(std::string_view name) const;
   std::span<const std::unique_ptr<Function>> functions() const { return functions_; }
+  // Removes the function named `name` (false when there is none); pointers to it dangle afterwards.
+  bool remove_function(std::string_view name);
   // A name not yet used by any function, derived from `base` ("fused_add_subtract", "..._1", ...).
   std::string unique_function_name(std::string_view base) const;
 

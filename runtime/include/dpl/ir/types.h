@@ -101,4 +101,9 @@ class Type {
   std::vector<TypeRef> fields_;
 };
 
+// Why a value of type `replacement` cannot stand in for one of type `root` (empty when it can): a different kind
+// of value, dtype, rank or static dimension. What one side does not know (unknown dtype, rank or symbolic dim)
+// does not conflict. The rewriter checks replacements with it; dplc checks right-hand sides with it.
+std::string type_mismatch(TypeRef root, TypeRef replacement);
+
 }  // namespace dpl

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ struct PassDef {
   std::span<const RuleInfo> rules;
   MatchFn match = nullptr;
   VisitOrder order = VisitOrder::OperandsFirst;
+  // A rule is anchored at any value (`x: _` in a multi-root rule): function parameters are visited too.
+  bool visit_params = false;
 };
 
 // `pipeline NAME = a, b, c;` in a .dpl file: passes run in sequence under one name.
@@ -72,6 +75,15 @@ struct RunOptions {
 // dtype (compiled rules pass the constant's sibling operand, then the node being replaced), else float32.
 DType first_known_dtype(std::initializer_list<const Node*> candidates);
 
+// `split_indices(sizes)` in a rule: the running sums of `sizes` without the total ([a, b, c] -> [a, a + b]), the
+// split points split(indices_or_sections=...) takes.
+inline std::vector<int64_t> split_indices(std::span<const int64_t> sizes) {
+  std::vector<int64_t> points;
+  int64_t sum = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) points.push_back(sum += sizes[i]);
+  return points;
+}
+
 // What compiled right-hand sides call. Node-creating calls return nullptr when type inference fails; the
 // matcher then declines the rule.
 class Rewriter {
@@ -98,14 +110,17 @@ class Rewriter {
 
   // Carves the match rooted at `root` into a new module function and replaces `root` with a call of it. The
   // match is every node reachable from `root` through operands without passing through `inputs` (the values the
-  // pattern's leaves bound, in pattern order; duplicates ignored). Constant inputs are copied into the function,
-  // the others become its parameters in order. The function gets the attributes Composite=`composite` and
-  // Primitive=True and a name from the matched ops (`fused_nn_conv2d_nn_batch_norm`, made unique). Declines
-  // (nullptr, last_error() says why) when a matched value other than `root` is used outside the match, or when
-  // the pass runs on a function outside a module.
+  // pattern's leaves bound, in pattern order; duplicates ignored). Constant and shape-literal inputs are copied
+  // into the function, the others become its parameters in order (named like the input when that name is a
+  // valid identifier no other input has, else p0, p1, ...). The private function gets the attributes
+  // Composite=`composite` and Primitive=True and a name from the matched ops (`fused_nn_conv2d_nn_batch_norm`,
+  // made unique). Declines (nullptr, last_error() says why) when a matched value other than `root` is used
+  // outside the match (constants excepted: they are copied), when `root` is an input, when a parameter is reached
+  // without being an input, or when the pass runs on a function outside a module.
   Node* partition(std::string_view composite, Node* root, std::span<Node* const> inputs);
 
-  // The `Composite` attribute of the function a FuncCall node calls; empty when it has none (or no module).
+  // The `Composite` attribute of the function a FuncCall node calls; empty when it has none (or no module, or
+  // the node is not a FuncCall).
   std::string_view composite_of(const Node* func_call) const;
 
   // True for nodes created during this run of the pass (`once` rules never fire on them).
@@ -118,6 +133,8 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  // Why `replacement` cannot replace `root` (empty when it can).
+  std::string replacement_problem(const Node* root, const Node* replacement) const;
 
   Function& function_;
   Module* module_ = nullptr;
@@ -128,9 +145,15 @@ class Rewriter {
   // Reused by every replace(): the nodes a rewrite created and the matched node's users.
   std::vector<Node*> created_scratch_;
   std::vector<Node*> users_scratch_;
+  // composite_of(): callee name -> function, so a composite pattern tried at every node does not scan the module.
+  mutable std::map<std::string, const Function*, std::less<>> callees_;
 };
 
+// A lone function: Rewriter::module() is null, so partition rules decline.
 PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options = {});
+// Every function of the module that existed when the pass started (not those its partitions create). At the end,
+// private functions with a Composite attribute that were called before or created by the pass, and that nothing
+// calls any more, are removed.
 PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& options = {});
 
 // Passes linked into a program register themselves here (generated code does it with DPL_REGISTER_PASS).

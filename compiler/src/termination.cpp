@@ -1,0 +1,247 @@
+// The dplc warning about rules that undo each other: a right-hand side, read as a term over the rule's own
+// variables, is matched against the left-hand side of another rule (or of the rule itself).
+#include "dpl/compiler/termination.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dpl::compiler {
+
+namespace {
+
+// The right-hand side of one rule as a term: its lets are substituted, its left-hand-side variables are opaque
+// leaves. For a leaf bound as `c: const`, the pattern it was bound with (`const`) is all that is known of it.
+class Term {
+ public:
+  explicit Term(const Rule& rule) {
+    for (const LetBinding& let : rule.lets) lets_[let.name] = let.value.get();
+    record_bound_patterns(*rule.lhs);
+  }
+
+  // The expression a name stands for after let substitution (itself when it is a left-hand-side variable).
+  const Expr& resolve(const Expr& expr) const {
+    if (const auto* var = std::get_if<VarExpr>(&expr.node)) {
+      if (auto let = lets_.find(var->name); let != lets_.end()) return resolve(*let->second);
+    }
+    return expr;
+  }
+
+  // What the rule's left-hand side says about the leaf `name` (`const` in `c: const`), or nullptr.
+  const Pattern* bound_pattern(const std::string& name) const {
+    auto it = bound_patterns_.find(name);
+    return it == bound_patterns_.end() ? nullptr : it->second;
+  }
+
+  bool same(const Expr& a_written, const Expr& b_written) const {
+    const Expr& a = resolve(a_written);
+    const Expr& b = resolve(b_written);
+    if (a.node.index() != b.node.index()) return false;
+    auto same_expr = [&](const Expr& x, const Expr& y) { return same(x, y); };
+    return std::visit(Overloaded{
+                          [&](const VarExpr& e) { return e.name == std::get<VarExpr>(b.node).name; },
+                          [&](const ConstExpr& e) {
+                            const auto& other = std::get<ConstExpr>(b.node);
+                            return e.value == other.value && e.dtype == other.dtype;
+                          },
+                          [&](const CallExpr& e) {
+                            const auto& other = std::get<CallExpr>(b.node);
+                            if (e.op.text != other.op.text || e.operands.size() != other.operands.size() ||
+                                e.attrs.size() != other.attrs.size()) {
+                              return false;
+                            }
+                            if (!same_each(e.operands, other.operands, same_expr)) return false;
+                            for (size_t i = 0; i < e.attrs.size(); ++i) {
+                              if (e.attrs[i].name != other.attrs[i].name ||
+                                  to_string(*e.attrs[i].value) != to_string(*other.attrs[i].value)) {
+                                return false;
+                              }
+                            }
+                            return true;
+                          },
+                          [&](const ItemExpr& e) {
+                            const auto& other = std::get<ItemExpr>(b.node);
+                            return e.index == other.index && same(*e.tuple, *other.tuple);
+                          },
+                          [&](const TupleExpr& e) {
+                            return same_each(e.fields, std::get<TupleExpr>(b.node).fields, same_expr);
+                          },
+                          [&](const auto&) { return to_string(a) == to_string(b); },
+                      },
+                      a.node);
+  }
+
+ private:
+  void record_bound_patterns(const Pattern& pattern) {
+    if (std::holds_alternative<AltPattern>(pattern.node)) return;  // what an alternative binds is not known for sure
+    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) {
+      bound_patterns_.emplace(bind->name, bind->inner.get());
+    }
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { record_bound_patterns(sub); });
+  }
+
+  std::map<std::string, const Expr*> lets_;
+  std::map<std::string, const Pattern*> bound_patterns_;
+};
+
+// Matches an alternative-free left-hand side against a term, the way the generated matcher would match the graph
+// the term builds. Answers "yes" only when the match is certain from the text: whatever is not known (a computed
+// attribute, the type of a leaf) makes it "no".
+class TermMatcher {
+ public:
+  TermMatcher(const Term& term, const OpRegistry& registry) : term_(term), registry_(registry) {}
+
+  bool match(const Pattern& pattern, const Expr& written) {
+    const Expr& expr = term_.resolve(written);
+    return std::visit(
+        Overloaded{
+            [](const WildcardPattern&) { return true; },
+            [&](const VarPattern& p) { return bind(p.name, expr); },
+            [&](const BindPattern& p) { return bind(p.name, expr) && match(*p.inner, expr); },
+            [&](const CallPattern& p) { return match_call(p, pattern, expr); },
+            [&](const ConstPattern& p) {
+              if (const auto* constant = std::get_if<ConstExpr>(&expr.node)) {
+                return (!p.value || *p.value == constant->value) && (!p.dtype || p.dtype == constant->dtype);
+              }
+              return leaf_known_as(pattern, expr);
+            },
+            [&](const ItemPattern& p) {
+              const auto* item = std::get_if<ItemExpr>(&expr.node);
+              if (item == nullptr) return leaf_known_as(pattern, expr);
+              return (!p.index || *p.index == item->index) && match(*p.tuple, *item->tuple);
+            },
+            [&](const TuplePattern& p) {
+              const auto* tuple = std::get_if<TupleExpr>(&expr.node);
+              if (tuple == nullptr || tuple->fields.size() != p.fields.size()) return leaf_known_as(pattern, expr);
+              for (size_t i = 0; i < p.fields.size(); ++i) {
+                if (!match(*p.fields[i], *tuple->fields[i])) return false;
+              }
+              return true;
+            },
+            [&](const auto&) { return leaf_known_as(pattern, expr); },  // types, var(): only what a leaf says
+        },
+        pattern.node);
+  }
+
+ private:
+  // A name of the pattern: bound to the term on first use, the same term on later ones.
+  bool bind(const std::string& name, const Expr& expr) {
+    auto [it, fresh] = bindings_.emplace(name, &expr);
+    return fresh || term_.same(*it->second, expr);
+  }
+
+  // A leaf of the term matches a constraining pattern only when it was bound with that very pattern.
+  bool leaf_known_as(const Pattern& pattern, const Expr& expr) const {
+    const auto* var = std::get_if<VarExpr>(&expr.node);
+    const Pattern* known = var != nullptr ? term_.bound_pattern(var->name) : nullptr;
+    return known != nullptr && same_pattern(*known, pattern);
+  }
+
+  bool match_call(const CallPattern& pattern, const Pattern& whole, const Expr& expr) {
+    const auto* call = std::get_if<CallExpr>(&expr.node);
+    if (call == nullptr) return leaf_known_as(whole, expr);
+    if (pattern.composite || call->op_is_var || call->native != nullptr || pattern.ops.size() != 1 ||
+        pattern.ops[0].id != call->op.id || pattern.operands.size() != call->operands.size()) {
+      return false;
+    }
+    const OpInfo& info = registry_.get(call->op.id);
+    for (const PatternAttr& attr : pattern.attrs) {
+      if (!attr.literal) continue;  // a capture takes any value
+      if (!attr_is(info, *call, attr.name, *attr.literal)) return false;
+    }
+    auto match_operands = [&](bool swapped) {
+      std::map<std::string, const Expr*> saved = bindings_;
+      for (size_t i = 0; i < pattern.operands.size(); ++i) {
+        size_t from = swapped ? pattern.operands.size() - 1 - i : i;
+        if (!match(*pattern.operands[i], *call->operands[from])) {
+          bindings_ = std::move(saved);
+          return false;
+        }
+      }
+      return true;
+    };
+    // The generated matcher tries a commutative op's two operands in both orders.
+    return match_operands(false) || (pattern.operands.size() == 2 && info.has(kCommutative) && match_operands(true));
+  }
+
+  // The attribute `name` of the built call is `value`: written as that literal, or left at that default.
+  static bool attr_is(const OpInfo& info, const CallExpr& call, const std::string& name, const AttrValue& value) {
+    for (const ExprAttr& attr : call.attrs) {
+      if (attr.name != name) continue;
+      const auto* literal = std::get_if<LiteralExpr>(&attr.value->node);
+      return literal != nullptr && literal->value == value;
+    }
+    int index = info.attr_index(name);
+    return index >= 0 && info.attrs[static_cast<size_t>(index)].default_value == value;
+  }
+
+  const Term& term_;
+  const OpRegistry& registry_;
+  std::map<std::string, const Expr*> bindings_;
+};
+
+// A rule the check looks at: a plain rewrite, without a guard or `once`, whose right-hand side the text shows.
+bool considered(const Rule& rule) {
+  if (rule.kind != Rule::Kind::Rewrite || rule.guard != nullptr || rule.options.once || rule.rhs == nullptr) {
+    return false;
+  }
+  const auto* call = std::get_if<CallExpr>(&rule.rhs->node);
+  return call == nullptr || call->native == nullptr;
+}
+
+// The ops a pattern's root can be (all of them for `(add | multiply)(...)` and for `nn.relu?(p)` with p's).
+void root_ops(const Pattern& pattern, std::vector<OpId>& ops) {
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return root_ops(*bind->inner, ops);
+  if (const auto* alt = std::get_if<AltPattern>(&pattern.node)) {
+    for (const PatternPtr& alternative : alt->alternatives) root_ops(*alternative, ops);
+    return;
+  }
+  const auto* call = std::get_if<CallPattern>(&pattern.node);
+  if (call == nullptr) return;
+  for (const OpName& op : call->ops) ops.push_back(op.id);
+  if (call->optional && call->operands.size() == 1) root_ops(*call->operands[0], ops);
+}
+
+// Some alternative of `to`'s left-hand side matches `from`'s right-hand side.
+bool rhs_matches_lhs(const Rule& from, const Rule& to, const OpRegistry& registry) {
+  Term term(from);
+  // A quick no: the right-hand side's root op is none of the left-hand side's.
+  const auto* call = std::get_if<CallExpr>(&term.resolve(*from.rhs).node);
+  if (call == nullptr || call->op_is_var || call->native != nullptr) return false;
+  std::vector<OpId> ops;
+  root_ops(*to.lhs, ops);
+  if (std::find(ops.begin(), ops.end(), call->op.id) == ops.end()) return false;
+  for (const PatternPtr& alternative : expand_alternatives(*to.lhs)) {
+    if (TermMatcher(term, registry).match(*alternative, *from.rhs)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void warn_rules_that_undo_each_other(const AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
+  for (const Pass& pass : file.passes) {
+    for (size_t later = 0; later < pass.rules.size(); ++later) {
+      const Rule& b = pass.rules[later];
+      if (!considered(b)) continue;
+      if (rhs_matches_lhs(b, b, registry)) {
+        diags.warning(b.name_loc, "rule '" + b.name +
+                                      "' matches its own right-hand side, so the pass can rewrite forever (until the "
+                                      "rewrite budget stops it); add a guard or 'once'");
+        continue;
+      }
+      for (size_t earlier = 0; earlier < later; ++earlier) {
+        const Rule& a = pass.rules[earlier];
+        if (!considered(a) || !rhs_matches_lhs(a, b, registry) || !rhs_matches_lhs(b, a, registry)) continue;
+        Diagnostic& diag = diags.warning(
+            b.name_loc, "rules '" + a.name + "' and '" + b.name +
+                            "' undo each other: each one's right-hand side matches the other's left-hand side, so "
+                            "the pass can rewrite forever (until the rewrite budget stops it); add a guard or 'once'");
+        DiagnosticEngine::add_note(diag, a.name_loc, "'" + a.name + "' is here");
+      }
+    }
+  }
+}
+
+}  // namespace dpl::compiler

@@ -1,0 +1,603 @@
+// dplc --verify: builds small instances of each rule's left-hand side, rewrites them with the rule alone and
+// compares the values before and after with the reference interpreter.
+#include "dpl/compiler/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "dpl/compiler/compile.h"
+#include "dpl/compiler/rule_interpreter.h"
+#include "dpl/interp/interpreter.h"
+#include "dpl/ir/graph.h"
+#include "dpl/rewrite/driver.h"
+
+namespace dpl::compiler {
+
+namespace {
+
+// The choices an instance builder makes (option 0 is the preferred one). Each attempt replays the previous one up
+// to the deepest choice that can still change and takes its next option. Two walks: depth-first over all options
+// (good when the early choices are right and a late one is wrong, as in deep attention patterns), and cheapest
+// first, where the cost of an attempt is the sum of its option indices and for budget 0, 1, 2, ... a depth-first
+// walk visits every sequence within the budget (good when several early choices are one step off, e.g. the leaves
+// of a batch_norm that must all be vectors).
+class ChoiceSequence {
+ public:
+  explicit ChoiceSequence(bool cheapest_first) : budget_(cheapest_first ? 0 : kUnlimited) {}
+
+  size_t choose(size_t count) {
+    if (position_ == taken_.size()) {
+      size_t allowed = std::min(count, budget_ - spent_ + 1);
+      truncated_ = truncated_ || allowed < count;
+      taken_.push_back({0, allowed});
+    }
+    size_t index = taken_[position_++].index;
+    spent_ += index;
+    return index;
+  }
+  // Starts the next attempt; false when every sequence was tried. Choices after the point where the previous
+  // attempt stopped were never made, so they are dropped.
+  bool advance() {
+    taken_.resize(position_);
+    replay();
+    while (!taken_.empty()) {
+      if (++taken_.back().index < taken_.back().count) return true;
+      taken_.pop_back();
+    }
+    if (!truncated_) return false;  // a larger budget would allow nothing new
+    ++budget_;
+    truncated_ = false;
+    return true;
+  }
+  void replay() {
+    position_ = 0;
+    spent_ = 0;
+  }
+  // The attempt's choices cost less than the budget: a smaller budget tried the same sequence already.
+  bool tried_before() const { return budget_ != kUnlimited && spent_ < budget_; }
+
+ private:
+  struct Taken {
+    size_t index;
+    size_t count;
+  };
+  static constexpr size_t kUnlimited = size_t{1} << 40;
+  std::vector<Taken> taken_;
+  size_t position_ = 0;
+  size_t budget_;
+  size_t spent_ = 0;
+  bool truncated_ = false;
+};
+
+// Shapes tried, in order, for a leaf whose pattern says nothing about its type.
+const std::vector<std::vector<int64_t>> kLeafShapes = {{2, 3, 4, 4}, {2, 4, 4}, {4, 4}, {4, 8}, {8, 4}, {8}, {},
+                                                       {2, 4, 6, 6}, {4, 4, 3, 3}};
+// Dtypes tried for a leaf whose pattern does not fix one (bool for logical ops).
+const std::vector<DType> kLeafDtypes = {DType::Float32, DType::Float16, DType::Bool};
+// Dtypes tried for a constant whose pattern does not fix one.
+const std::vector<DType> kConstantDtypes = {DType::Float32, DType::Float16};
+// Values tried for a constant whose pattern does not fix one, after a value that is neither 0, 1 nor a common
+// scale (so that a dropped constant shows): those a guard may ask for.
+const std::vector<double> kConstantValues = {0.8125, 1.0, 0.0, 2.0, -1.0};
+// Extents given to dimension variables, in order of first use: distinct, so that swapped dimensions show.
+const std::vector<int64_t> kDimExtents = {2, 3, 4, 5, 6, 7, 8, 9};
+// The extent of a `_` dimension in a type pattern.
+constexpr int64_t kAnyDimExtent = 4;
+// Factors tried when a reshape target splits the first dimension, after the dimension variables' extents.
+const std::vector<int64_t> kSplitFactors = {2, 3, 4};
+
+std::vector<Dim> fixed_dims(const std::vector<int64_t>& extents) {
+  std::vector<Dim> dims;
+  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
+  return dims;
+}
+
+std::optional<std::vector<int64_t>> static_extents(TypeRef type) {
+  if (type == nullptr || !type->is_tensor() || !type->has_shape()) return std::nullopt;
+  std::vector<int64_t> extents;
+  for (const Dim& dim : type->dims()) {
+    if (!dim.is_static()) return std::nullopt;
+    extents.push_back(dim.extent());
+  }
+  return extents;
+}
+
+// Builds one instance of an alternative-free left-hand side as a function, taking every open decision (leaf
+// shapes and dtypes, reshape and broadcast targets, unwritten permutations, constants) from `choices`. Deterministic in the choices, so building twice
+// with the same choices gives two identical functions.
+class InstanceBuilder {
+ public:
+  InstanceBuilder(ChoiceSequence& choices, Function& function) : choices_(choices), function_(function) {}
+
+  // Null (see error()) when the instance does not type-check or uses a construct that cannot be built.
+  Node* build(const Pattern& pattern) {
+    return std::visit(Overloaded{
+                          [&](const WildcardPattern&) { return leaf("", nullptr); },
+                          [&](const VarPattern& var) { return named_leaf(var.name, nullptr); },
+                          [&](const BindPattern& bind) { return bind_value(bind); },
+                          [&](const CallPattern& call) { return build_call(call); },
+                          [&](const ConstPattern& constant) { return build_constant(constant); },
+                          [&](const AltPattern& alt) { return build(*alt.alternatives.front()); },
+                          [&](const TypePattern& type) { return leaf("", &type); },
+                          [&](const ItemPattern& item) { return build_item(item); },
+                          [&](const TuplePattern& tuple) { return build_tuple(tuple); },
+                          [&](const ParamPattern& param) { return named_leaf(param.name.value_or(""), nullptr); },
+                      },
+                      pattern.node);
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  Node* fail(std::string message) {
+    if (error_.empty()) error_ = std::move(message);
+    return nullptr;
+  }
+
+  Node* named_leaf(const std::string& name, const TypePattern* type) {
+    if (name.empty()) return leaf(name, type);
+    if (auto found = values_.find(name); found != values_.end()) return found->second;
+    Node* node = leaf(name, type);
+    if (node != nullptr) values_[name] = node;
+    return node;
+  }
+
+  Node* bind_value(const BindPattern& bind) {
+    if (auto found = values_.find(bind.name); found != values_.end()) return found->second;
+    Node* node = nullptr;
+    if (const auto* type = std::get_if<TypePattern>(&bind.inner->node)) {
+      node = leaf(bind.name, type);
+    } else if (std::holds_alternative<WildcardPattern>(bind.inner->node)) {
+      node = leaf(bind.name, nullptr);
+    } else {
+      node = build(*bind.inner);
+    }
+    if (node != nullptr) values_[bind.name] = node;
+    return node;
+  }
+
+  int64_t dim_extent(const DimPattern& dim) {
+    switch (dim.kind) {
+      case DimPattern::Kind::Any: return kAnyDimExtent;
+      case DimPattern::Kind::Fixed: return dim.extent;
+      case DimPattern::Kind::Var: break;
+    }
+    if (auto found = dims_.find(dim.name); found != dims_.end()) return found->second;
+    int64_t extent = kDimExtents[dims_.size() % kDimExtents.size()];
+    dims_[dim.name] = extent;
+    return extent;
+  }
+
+  // A function parameter: of the pattern's type when it gives a shape, else of one of leaf_shapes().
+  Node* leaf(const std::string& name, const TypePattern* type) {
+    std::vector<int64_t> extents;
+    if (type != nullptr && type->shape) {
+      for (const DimPattern& dim : *type->shape) extents.push_back(dim_extent(dim));
+    } else {
+      std::vector<std::vector<int64_t>> shapes = leaf_shapes();
+      extents = shapes[choices_.choose(shapes.size())];
+    }
+    DType dtype = type != nullptr && type->dtype ? *type->dtype : kLeafDtypes[choices_.choose(kLeafDtypes.size())];
+    std::string param_name = name.empty() ? fmt::format("arg{}", function_.params().size()) : name;
+    std::vector<Dim> dims = fixed_dims(extents);
+    return function_.add_param(param_name, Type::tensor(dtype, dims));
+  }
+
+  // The shapes the instance has so far (the latest first: an elementwise sibling), then vectors of their channel
+  // (axis 1) and last extents (biases, norm scales), then of their other extents, then kLeafShapes.
+  std::vector<std::vector<int64_t>> leaf_shapes() const {
+    std::vector<std::vector<int64_t>> shapes;
+    auto add = [&](std::vector<int64_t> shape) {
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
+    };
+    std::vector<std::vector<int64_t>> built;
+    for (auto node = function_.nodes().rbegin(); node != function_.nodes().rend(); ++node) {
+      if (std::optional<std::vector<int64_t>> extents = static_extents((*node)->type())) built.push_back(*extents);
+    }
+    for (const auto& extents : built) add(extents);
+    for (const auto& extents : built) {
+      if (extents.size() >= 2) add({extents[1]});
+      if (!extents.empty()) add({extents.back()});
+    }
+    for (const auto& extents : built) {
+      for (int64_t extent : extents) add({extent});
+    }
+    for (const auto& extents : kLeafShapes) add(extents);
+    return shapes;
+  }
+
+  Node* build_constant(const ConstPattern& constant) {
+    Literal literal;
+    literal.dtype = constant.dtype ? *constant.dtype : kConstantDtypes[choices_.choose(kConstantDtypes.size())];
+    if (constant.value) {
+      literal.values = {*constant.value};
+      return function_.add_constant(std::move(literal));
+    }
+    // Any constant: a scalar of one of kConstantValues (distinct per constant), or a tensor of one of the leaf
+    // shapes (a weight).
+    double base = kConstantValues[choices_.choose(kConstantValues.size())];
+    if (base == kConstantValues.front()) base += 0.0625 * static_cast<double>(constants_++);
+    std::vector<std::vector<int64_t>> shapes = leaf_shapes();
+    shapes.insert(shapes.begin(), std::vector<int64_t>{});
+    literal.shape = shapes[choices_.choose(shapes.size())];
+    int64_t elements = 1;
+    for (int64_t extent : literal.shape) elements *= extent;
+    for (int64_t i = 0; i < elements; ++i) literal.values.push_back(base - 0.125 * static_cast<double>(i % 7));
+    return function_.add_constant(std::move(literal));
+  }
+
+  Node* build_tuple(const TuplePattern& tuple) {
+    std::vector<Node*> fields;
+    for (const PatternPtr& field : tuple.fields) {
+      Node* node = build(*field);
+      if (node == nullptr) return nullptr;
+      fields.push_back(node);
+    }
+    return function_.add_tuple(fields);
+  }
+
+  Node* build_item(const ItemPattern& item) {
+    int64_t index = item.index.value_or(0);
+    Node* tuple = nullptr;
+    const Pattern* inner = item.tuple.get();
+    if (const auto* bind = std::get_if<BindPattern>(&inner->node)) inner = bind->inner.get();
+    if (std::holds_alternative<CallPattern>(inner->node) || std::holds_alternative<TuplePattern>(inner->node)) {
+      tuple = build(*item.tuple);
+    } else {
+      // A leaf tuple: a tuple of leaves, long enough for the index.
+      std::vector<Node*> fields;
+      for (int64_t i = 0; i <= index; ++i) {
+        Node* field = leaf("", nullptr);
+        if (field == nullptr) return nullptr;
+        fields.push_back(field);
+      }
+      tuple = function_.add_tuple(fields);
+    }
+    if (tuple == nullptr) return nullptr;
+    std::string error;
+    Node* node = function_.add_tuple_item(tuple, index, error);
+    return node != nullptr ? node : fail(error);
+  }
+
+  // Targets tried for a reshape of a tensor of `extents`: merge the first two axes, split the first by a
+  // dimension variable's extent (then by small factors), merge any other two adjacent axes, flatten, keep.
+  std::vector<std::vector<int64_t>> reshape_targets(const std::vector<int64_t>& extents) const {
+    std::vector<std::vector<int64_t>> targets;
+    auto add = [&](std::vector<int64_t> target) {
+      for (const auto& seen : targets) {
+        if (seen == target) return;
+      }
+      targets.push_back(std::move(target));
+    };
+    size_t rank = extents.size();
+    if (rank >= 2) {
+      std::vector<int64_t> merged = {extents[0] * extents[1]};
+      merged.insert(merged.end(), extents.begin() + 2, extents.end());
+      add(merged);
+    }
+    if (rank >= 1) {
+      std::vector<int64_t> factors;
+      for (const auto& [name, extent] : dim_order()) factors.push_back(extent);
+      factors.insert(factors.end(), kSplitFactors.begin(), kSplitFactors.end());
+      for (int64_t factor : factors) {
+        if (factor <= 1 || factor >= extents[0] || extents[0] % factor != 0) continue;
+        std::vector<int64_t> split = {factor, extents[0] / factor};
+        split.insert(split.end(), extents.begin() + 1, extents.end());
+        add(split);
+      }
+    }
+    for (size_t axis = 1; axis + 1 < rank; ++axis) {
+      std::vector<int64_t> merged(extents.begin(), extents.begin() + static_cast<std::ptrdiff_t>(axis));
+      merged.push_back(extents[axis] * extents[axis + 1]);
+      merged.insert(merged.end(), extents.begin() + static_cast<std::ptrdiff_t>(axis) + 2, extents.end());
+      add(merged);
+    }
+    int64_t total = 1;
+    for (int64_t extent : extents) total *= extent;
+    add({total});
+    add(extents);
+    return targets;
+  }
+
+  // Dimension variables in order of first use (their extents are increasing in that order).
+  std::vector<std::pair<std::string, int64_t>> dim_order() const {
+    std::vector<std::pair<std::string, int64_t>> order(dims_.begin(), dims_.end());
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    return order;
+  }
+
+  // The shape operand of reshape / broadcast_to (when the pattern leaves it open): one of the targets above; for
+  // broadcast_to, the input's shape with its unit axes repeated, or with a leading axis added.
+  Node* shape_operand(OpId op, Node* input) {
+    std::optional<std::vector<int64_t>> extents = input != nullptr ? static_extents(input->type()) : std::nullopt;
+    if (!extents) return fail("the shape operand's input has no static shape");
+    std::vector<std::vector<int64_t>> targets;
+    if (op == op::reshape) {
+      targets = reshape_targets(*extents);
+    } else {
+      std::vector<int64_t> repeated = *extents;
+      for (int64_t& extent : repeated) extent = extent == 1 ? 2 : extent;
+      targets = {repeated, *extents};
+      std::vector<int64_t> widened = {2};
+      widened.insert(widened.end(), extents->begin(), extents->end());
+      targets.push_back(widened);
+    }
+    return function_.add_shape(fixed_dims(targets[choices_.choose(targets.size())]));
+  }
+
+  // Permutations tried for a permute_dims whose axes the pattern does not fix: the default (reverse), swap the
+  // last two axes, swap axes 1 and 2.
+  AttrValue permutation(Node* input) {
+    int rank = input != nullptr && input->type()->is_tensor() ? input->type()->rank() : -1;
+    std::vector<AttrValue> options = {std::monostate{}};
+    if (rank >= 2) {
+      std::vector<int64_t> axes(static_cast<size_t>(rank));
+      for (int i = 0; i < rank; ++i) axes[static_cast<size_t>(i)] = i;
+      std::swap(axes[static_cast<size_t>(rank - 2)], axes[static_cast<size_t>(rank - 1)]);
+      options.emplace_back(axes);
+      if (rank >= 4) {
+        for (int i = 0; i < rank; ++i) axes[static_cast<size_t>(i)] = i;
+        std::swap(axes[1], axes[2]);
+        options.emplace_back(axes);
+      }
+    }
+    return options[choices_.choose(options.size())];
+  }
+
+  static bool is_leaf(const Pattern& pattern) {
+    return std::holds_alternative<WildcardPattern>(pattern.node) || std::holds_alternative<VarPattern>(pattern.node);
+  }
+
+  Node* build_call(const CallPattern& call) {
+    if (call.composite) return fail("composite(...) patterns cannot be instantiated");
+    if (call.ops.size() != 1) return fail("a call with op alternatives was not expanded");
+    const OpInfo& info = OpRegistry::global().get(call.ops.front().id);
+    bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to;
+    std::vector<Node*> operands;
+    for (size_t i = 0; i < call.operands.size(); ++i) {
+      const Pattern& operand = *call.operands[i];
+      Node* node = nullptr;
+      bool open_shape = takes_shape && i == 1 && is_leaf(operand);
+      if (open_shape) {
+        const auto* var = std::get_if<VarPattern>(&operand.node);
+        if (var != nullptr && values_.count(var->name) != 0) {
+          node = values_[var->name];
+        } else {
+          node = shape_operand(info.id, operands.empty() ? nullptr : operands.front());
+          if (var != nullptr && node != nullptr) values_[var->name] = node;
+        }
+      } else {
+        node = build(operand);
+      }
+      if (node == nullptr) return nullptr;
+      operands.push_back(node);
+    }
+    AttrList attrs = info.default_attrs();
+    std::vector<bool> written(attrs.size(), false);
+    for (const PatternAttr& attr : call.attrs) {
+      int index = info.attr_index(attr.name);  // expand_alternatives' copies do not keep sema's index
+      if (index < 0 || !attr.literal) continue;
+      auto slot = static_cast<size_t>(index);
+      attrs[slot] = *attr.literal;
+      if (!attr_matches_kind(info.attrs[slot].kind, attrs[slot])) {
+        return fail("attribute " + attr.name + " does not fit its kind");
+      }
+      written[slot] = true;
+    }
+    if (info.id == op::permute_dims) {
+      int axes = info.attr_index("axes");
+      if (axes >= 0 && !written[static_cast<size_t>(axes)]) {
+        attrs[static_cast<size_t>(axes)] = permutation(operands.empty() ? nullptr : operands.front());
+      }
+    }
+    std::string error;
+    Node* node = function_.add_call(info.id, operands, std::move(attrs), error);
+    return node != nullptr ? node : fail(error);
+  }
+
+  ChoiceSequence& choices_;
+  Function& function_;
+  std::map<std::string, Node*> values_;
+  std::map<std::string, int64_t> dims_;
+  int constants_ = 0;
+  std::string error_;
+};
+
+// Builds the instance `choices` describe into a fresh function; null when it does not type-check.
+std::unique_ptr<Function> build_instance(const Pattern& lhs, ChoiceSequence& choices, std::string& error) {
+  auto function = std::make_unique<Function>("main");
+  InstanceBuilder builder(choices, *function);
+  Node* output = builder.build(lhs);
+  if (output == nullptr) {
+    error = builder.error();
+    return nullptr;
+  }
+  if (!output->is_call()) {
+    error = "the left-hand side is not a call";
+    return nullptr;
+  }
+  function->set_output(output);
+  return function;
+}
+
+// float32 results of a rewrite may differ by reassociation: 1e-4 absolute plus 1e-4 relative. Other dtypes use
+// the interpreter's defaults (float16 1e-3 + 1e-2, integers exact).
+Tolerance verify_tolerance(DType dtype) {
+  if (dtype == DType::Float32) return Tolerance{1e-4, 1e-4};
+  return default_tolerance(dtype);
+}
+
+DType first_dtype(const Value& value) {
+  if (value.is_tensor()) return value.tensor().dtype();
+  for (const Value& field : value.fields()) return first_dtype(field);
+  return DType::Float32;
+}
+
+std::string instance_shapes(const Function& function) {
+  std::string text;
+  for (const Node* param : function.params()) {
+    text += (text.empty() ? "" : ", ") + param->name() + ": " + param->type()->str();
+  }
+  return "(" + text + ")";
+}
+
+std::string alternative_name(const Rule& rule, size_t index, size_t count) {
+  if (count == 1) return rule.name;
+  return fmt::format("{} (alternative {} of {})", rule.name, index + 1, count);
+}
+
+// What evaluating an instance before and after its rewrite on every seed showed.
+struct SeedComparison {
+  enum class Kind : uint8_t { Equal, Different, BeforeFails, AfterFails };
+  Kind kind = Kind::Equal;
+  std::string detail;
+};
+
+SeedComparison compare_on_seeds(const Function& before, const Function& after, const VerifyOptions& options) {
+  Interpreter evaluator;
+  std::string shapes = instance_shapes(before);
+  for (uint64_t seed : options.seeds) {
+    InputsResult inputs = random_inputs(before, seed);
+    if (!inputs.ok()) return {SeedComparison::Kind::BeforeFails, shapes + ": " + inputs.error};
+    EvalResult expected = evaluator.evaluate(before, inputs.tensors);
+    if (!expected.ok()) return {SeedComparison::Kind::BeforeFails, shapes + ": " + expected.error};
+    EvalResult actual = evaluator.evaluate(after, inputs.tensors);
+    if (!actual.ok()) return {SeedComparison::Kind::AfterFails, shapes + ": " + actual.error};
+    ValueComparison comparison = compare(actual.value, expected.value, verify_tolerance(first_dtype(expected.value)));
+    if (!comparison) {
+      std::string difference = comparison.worst.mismatch.empty()
+                                   ? fmt::format("max |difference| = {:.6g}", comparison.worst.max_abs_error)
+                                   : comparison.worst.mismatch;
+      return {SeedComparison::Kind::Different, fmt::format("{} at shapes {}, seed {}", difference, shapes, seed)};
+    }
+  }
+  return {SeedComparison::Kind::Equal, shapes};
+}
+
+// Searches for an instance the rule rewrites and the reference interpreter can evaluate, then compares before and
+// after on every seed.
+RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, const Pattern& lhs,
+                              const VerifyOptions& options) {
+  RuleVerdict verdict;
+  size_t type_checked = 0;
+  std::string first_type_error;
+  std::string first_eval_error;
+  for (bool cheapest_first : {false, true}) {
+    ChoiceSequence choices(cheapest_first);
+    size_t attempts = 0;
+    do {
+      ++attempts;
+      std::string error;
+      std::unique_ptr<Function> before = build_instance(lhs, choices, error);
+      if (choices.tried_before()) continue;
+      if (before == nullptr) {
+        if (first_type_error.empty()) first_type_error = error;
+        continue;
+      }
+      ++type_checked;
+      choices.replay();
+      std::unique_ptr<Function> after = build_instance(lhs, choices, error);
+      PassResult result = run_pass(interpreter.single_rule_pass(pass_index, rule_index), *after);
+      if (result.stats.fired.empty() || result.stats.fired.front() == 0) continue;
+      SeedComparison comparison = compare_on_seeds(*before, *after, options);
+      switch (comparison.kind) {
+        case SeedComparison::Kind::BeforeFails:
+          // No kernel for an op at this dtype, say: another instance may do.
+          if (first_eval_error.empty()) first_eval_error = comparison.detail;
+          continue;
+        case SeedComparison::Kind::AfterFails:
+          verdict.detail = "cannot evaluate the rewritten instance " + comparison.detail;
+          return verdict;
+        case SeedComparison::Kind::Different:
+          verdict.kind = RuleVerdict::Kind::Unsound;
+          verdict.detail = comparison.detail;
+          return verdict;
+        case SeedComparison::Kind::Equal:
+          verdict.kind = RuleVerdict::Kind::Verified;
+          verdict.detail = comparison.detail;
+          return verdict;
+      }
+    } while (attempts < options.max_attempts && choices.advance());
+  }
+  if (!first_eval_error.empty()) {
+    verdict.detail = "no instance the rule rewrites can be evaluated; the first: " + first_eval_error;
+  } else if (type_checked == 0) {
+    verdict.detail = "no instance of the left-hand side type-checks (" + first_type_error + ")";
+  } else {
+    verdict.detail = fmt::format("the instance did not match ({} instances that type-check tried)", type_checked);
+  }
+  return verdict;
+}
+
+}  // namespace
+
+VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostream& messages,
+                          const VerifyOptions& options) {
+  VerifyResult result;
+  std::string read_error;
+  std::unique_ptr<SourceFile> source = SourceFile::load(path, read_error);
+  if (source == nullptr) {
+    messages << "dplc: error: " << read_error << "\n";
+    return result;
+  }
+  DiagnosticEngine diags;
+  CompileOptions compile_options;
+  compile_options.generate = false;
+  CompileResult compiled = compile(*source, diags, compile_options);
+  if (!compiled.ok) {
+    diags.print(messages);
+    return result;
+  }
+  const AstFile& file = *compiled.ast;
+  std::unique_ptr<RuleInterpreter> interpreter = RuleInterpreter::create_for_single_rules(file);
+  for (size_t pass_index = 0; pass_index < file.passes.size(); ++pass_index) {
+    const Pass& pass = file.passes[pass_index];
+    for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
+      const Rule& rule = pass.rules[rule_index];
+      std::optional<std::string> reason = RuleInterpreter::unsupported_reason(rule);
+      // Declared ops live in the file's own registry, which the interpreter and the instances do not use.
+      if (!reason && !file.ops.empty()) reason = "the file declares ops";
+      if (reason) {
+        result.verdicts.push_back({RuleVerdict::Kind::NotVerified, pass.name, rule.name,
+                                   "the rule interpreter cannot run it: " + *reason});
+        continue;
+      }
+      std::vector<PatternPtr> alternatives = expand_alternatives(*rule.lhs);
+      for (size_t i = 0; i < alternatives.size(); ++i) {
+        RuleVerdict verdict = check_alternative(*interpreter, pass_index, rule_index, *alternatives[i], options);
+        verdict.pass = pass.name;
+        verdict.rule = alternative_name(rule, i, alternatives.size());
+        if (verdict.kind == RuleVerdict::Kind::Unsound) {
+          diags.error(rule.name_loc, "rule " + verdict.rule + " is unsound: " + verdict.detail);
+        }
+        result.verdicts.push_back(std::move(verdict));
+      }
+    }
+  }
+  diags.print(messages);
+  for (const RuleVerdict& verdict : result.verdicts) {
+    switch (verdict.kind) {
+      case RuleVerdict::Kind::Verified:
+        out << "verified: " << verdict.pass << "/" << verdict.rule << " at shapes " << verdict.detail << "\n";
+        break;
+      case RuleVerdict::Kind::Unsound:
+        out << "unsound: " << verdict.pass << "/" << verdict.rule << "\n";
+        break;
+      case RuleVerdict::Kind::NotVerified:
+        out << "not verified: " << verdict.pass << "/" << verdict.rule << ": " << verdict.detail << "\n";
+        break;
+    }
+  }
+  result.ok = !diags.has_errors();
+  return result;
+}
+
+}  // namespace dpl::compiler

@@ -1,0 +1,203 @@
+// Rewriter::partition and composite_of: carving a match into a Composite module function, and looking one up.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../text/lexer.h"
+#include "describe.h"
+#include "dpl/rewrite/driver.h"
+
+namespace dpl {
+namespace {
+
+using detail::describe_node;
+
+// Literal values the function gets its own copy of: they need neither a parameter nor an escape check.
+bool is_copyable(const Node* node) {
+  return node->kind() == NodeKind::Constant || node->kind() == NodeKind::ShapeLit;
+}
+
+// The nodes of a partition: the matched ones in topological order (root last) and the inputs they use.
+struct Match {
+  std::vector<Node*> nodes;
+  std::unordered_set<const Node*> contains;
+  std::vector<Node*> inputs;  // reached inputs, in the caller's order, without duplicates
+};
+
+// Walks operands from `root`, depth first, stopping at `inputs`. Fails (returns the reason) on a parameter that
+// is not an input: the pattern's leaves should have bound it.
+std::string collect_match(Node* root, std::span<Node* const> inputs, Match& match) {
+  auto is_input = [&](const Node* node) { return std::find(inputs.begin(), inputs.end(), node) != inputs.end(); };
+  std::unordered_set<const Node*> reached_inputs;
+  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+  match.contains.insert(root);
+  while (!stack.empty()) {
+    Node* node = stack.back().first;
+    const size_t next = stack.back().second++;
+    if (next == node->num_operands()) {
+      match.nodes.push_back(node);
+      stack.pop_back();
+      continue;
+    }
+    Node* operand = node->operand(next);
+    if (is_input(operand)) {
+      reached_inputs.insert(operand);
+    } else if (operand->kind() == NodeKind::Param) {
+      return fmt::format("parameter '{}' is used by the match but is none of its inputs", operand->name());
+    } else if (match.contains.insert(operand).second) {
+      stack.emplace_back(operand, 0);
+    }
+  }
+  for (Node* input : inputs) {
+    if (reached_inputs.contains(input) &&
+        std::find(match.inputs.begin(), match.inputs.end(), input) == match.inputs.end()) {
+      match.inputs.push_back(input);
+    }
+  }
+  return {};
+}
+
+// Why the match cannot become a function (empty when it can): a matched value that something outside uses.
+std::string escaping_value(const Function& function, const Node* root, const Match& match) {
+  for (const Node* node : match.nodes) {
+    if (node == root || is_copyable(node)) continue;
+    if (node == function.output()) return fmt::format("{} is the function's output", describe_node(node));
+    for (const Node* user : node->users()) {
+      if (!match.contains.contains(user)) {
+        return fmt::format("{} is also used outside the match, by {}", describe_node(node), describe_node(user));
+      }
+    }
+  }
+  return {};
+}
+
+// "fused_" and the matched call ops, operands first, '.' spelled '_': fused_nn_conv2d_nn_batch_norm.
+std::string fused_name(const Match& match) {
+  std::string name = "fused";
+  for (const Node* node : match.nodes) {
+    if (!node->is_call()) continue;
+    std::string op = OpRegistry::global().get(node->op()).name;
+    std::replace(op.begin(), op.end(), '.', '_');
+    name += "_" + op;
+  }
+  return name;
+}
+
+// Parameter names: the input's binding name when it is a valid identifier that no other input has, else p<i>.
+std::vector<std::string> parameter_names(std::span<Node* const> params) {
+  std::unordered_map<std::string_view, int> uses;
+  for (const Node* param : params) ++uses[param->name()];
+  std::unordered_set<std::string> taken;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string& wanted = params[i]->name();
+    const bool keep = uses[wanted] == 1 && text::is_identifier(wanted) && !text::is_reserved_word(wanted);
+    std::string name = keep ? wanted : fmt::format("p{}", i);
+    while (!taken.insert(name).second) name += "_";
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// A copy of `node` in `target`, its operands mapped through `copies`; nullptr (and `error`) if it does not build.
+Node* clone_node(Function& target, const Node* node, const std::unordered_map<const Node*, Node*>& copies,
+                 std::string& error) {
+  std::vector<Node*> operands;
+  for (const Node* operand : node->operands()) operands.push_back(copies.at(operand));
+  switch (node->kind()) {
+    case NodeKind::Constant: return target.add_constant(node->literal());
+    case NodeKind::ShapeLit:
+      return target.add_shape(std::vector<Dim>(node->shape_value().begin(), node->shape_value().end()));
+    case NodeKind::Call: return target.add_call(node->op(), operands, node->attrs(), error);
+    case NodeKind::Tuple: return target.add_tuple(operands);
+    case NodeKind::TupleItem: return target.add_tuple_item(operands.at(0), node->index(), error);
+    case NodeKind::FuncCall: return target.add_func_call(node->callee(), operands, node->type());
+    case NodeKind::Param: break;
+  }
+  error = "a parameter cannot be copied";
+  return nullptr;
+}
+
+}  // namespace
+
+Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node* const> inputs) {
+  auto decline = [&](std::string why) -> Node* {
+    last_error_ = fmt::format("partition \"{}\": {}", composite, why);
+    return nullptr;
+  };
+  if (module_ == nullptr) return decline("the pass runs on a function outside a module (nowhere to put it)");
+  if (root == nullptr || root->is_dead()) return decline("no live root node given");
+  if (std::find(inputs.begin(), inputs.end(), root) != inputs.end()) {
+    return decline(fmt::format("the root {} is one of the inputs", describe_node(root)));
+  }
+  if (root->kind() == NodeKind::Param || is_copyable(root)) {
+    return decline(fmt::format("the root {} is not a computed value", describe_node(root)));
+  }
+  Match match;
+  if (std::string why = collect_match(root, inputs, match); !why.empty()) return decline(std::move(why));
+  if (std::string why = escaping_value(function_, root, match); !why.empty()) return decline(std::move(why));
+
+  std::vector<Node*> args;
+  for (Node* input : match.inputs) {
+    if (!is_copyable(input)) args.push_back(input);
+  }
+  const std::string name = module_->unique_function_name(fused_name(match));
+  Function& fused = module_->add_function(name);
+  std::unordered_map<const Node*, Node*> copies;
+  const std::vector<std::string> param_names = parameter_names(args);
+  for (size_t i = 0; i < args.size(); ++i) copies[args[i]] = fused.add_param(param_names[i], args[i]->type());
+  std::string error;
+  auto copy = [&](const Node* node) {
+    Node* copied = clone_node(fused, node, copies, error);
+    if (copied != nullptr) {
+      copied->set_name(node->name());
+      copies[node] = copied;
+    }
+    return copied != nullptr;
+  };
+  for (const Node* input : match.inputs) {
+    if (is_copyable(input) && !copy(input)) break;
+  }
+  for (const Node* node : match.nodes) {
+    if (!error.empty() || !copy(node)) break;
+  }
+  if (!error.empty()) {
+    module_->remove_function(name);
+    return decline("copying the match failed: " + error);
+  }
+  fused.set_output(copies.at(root));
+  fused.set_private(true);
+  fused.set_dataflow_block(true);
+  fused.attrs().emplace_back("Composite", std::string(composite));
+  fused.attrs().emplace_back("Primitive", true);
+
+  Node* call = function_.add_func_call(name, args, root->type());
+  if (!replace(root, call)) {
+    module_->remove_function(name);
+    return decline(last_error_);
+  }
+  callees_.emplace(name, &fused);
+  return call;
+}
+
+std::string_view Rewriter::composite_of(const Node* func_call) const {
+  if (module_ == nullptr || func_call == nullptr || func_call->kind() != NodeKind::FuncCall) return {};
+  const Function* callee = nullptr;
+  if (auto it = callees_.find(func_call->callee()); it != callees_.end()) {
+    callee = it->second;
+  } else {
+    callee = module_->find(func_call->callee());
+    if (callee == nullptr) return {};
+    callees_.emplace(func_call->callee(), callee);
+  }
+  const AttrValue* composite = callee->find_attr("Composite");
+  const std::string* name = composite != nullptr ? std::get_if<std::string>(composite) : nullptr;
+  return name != nullptr ? std::string_view(*name) : std::string_view();
+}
+
+}  // namespace dpl

@@ -1,0 +1,52 @@
+# ctest script: the build's dpl_commands.json (written by dpl_add_pass_library for editor tooling) is valid JSON,
+# has an entry for every bundled example rule file and for the test plugin, and its recorded dplc command works.
+# Inputs (-D): BUILD_DIR, SOURCE_ROOT.
+cmake_minimum_required(VERSION 3.25)
+
+function(expect condition_text)
+  if(NOT (${ARGN}))
+    message(FATAL_ERROR "expected ${condition_text}")
+  endif()
+endfunction()
+
+set(commands_file "${BUILD_DIR}/dpl_commands.json")
+expect("${commands_file} to exist" EXISTS "${commands_file}")
+file(READ "${commands_file}" commands)
+string(JSON count ERROR_VARIABLE json_error LENGTH "${commands}")
+expect("${commands_file} to be a JSON array: ${json_error}" json_error STREQUAL "NOTFOUND")
+
+set(files)
+set(plugin_entry -1)
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON file GET "${commands}" ${i} file)
+  foreach(key directory output target)
+    string(JSON value ERROR_VARIABLE missing GET "${commands}" ${i} ${key})
+    expect("entry ${i} (${file}) to have a '${key}'" missing STREQUAL "NOTFOUND")
+  endforeach()
+  string(JSON import_dir GET "${commands}" ${i} import_dirs 0)
+  cmake_path(GET file PARENT_PATH file_dir)
+  expect("entry ${i}'s import dir ${import_dir} to be its file's directory" import_dir STREQUAL file_dir)
+  string(JSON argument GET "${commands}" ${i} arguments 1)
+  expect("entry ${i}'s dplc to compile ${file}, not ${argument}" argument STREQUAL file)
+  list(APPEND files "${file}")
+  if(file STREQUAL "${SOURCE_ROOT}/tests/plugin/relu_idempotent.dpl")
+    set(plugin_entry ${i})
+  endif()
+endforeach()
+
+file(GLOB example_rules "${SOURCE_ROOT}/examples/*/*.dpl")
+list(FILTER example_rules EXCLUDE REGEX "/examples/consumer/")  # a stand-alone project, not part of the build
+expect("some bundled example rule files" example_rules)
+foreach(rules IN LISTS example_rules)
+  expect("an entry for ${rules}" rules IN_LIST files)
+endforeach()
+
+expect("an entry for the test plugin's rules" NOT plugin_entry EQUAL -1)
+string(JSON target GET "${commands}" ${plugin_entry} target)
+expect("the plugin entry's target to be dpl_test_plugin, got ${target}" target STREQUAL "dpl_test_plugin")
+string(JSON dplc GET "${commands}" ${plugin_entry} arguments 0)
+string(JSON rules GET "${commands}" ${plugin_entry} file)
+execute_process(COMMAND "${dplc}" --check "${rules}" RESULT_VARIABLE status ERROR_VARIABLE err)
+expect("the recorded dplc (${dplc}) to check ${rules}: ${status} ${err}" status EQUAL 0)
+message(STATUS "${count} dpl_commands.json entries, the recorded dplc works")

@@ -1,0 +1,51 @@
+// Helpers shared by the importer tests: loading and importing ONNX files, counting ops, locating test data.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dpl/import/onnx.h"
+#include "dpl/ir/graph.h"
+
+namespace dpl::import_test {
+
+// ONNX's backend node tests (Debian package libonnx-testdata): DIR/model.onnx, DIR/test_data_set_0/*.pb.
+inline const std::filesystem::path kNodeTests = DPL_ONNX_NODE_TESTS;
+
+struct Imported {
+  std::unique_ptr<SourceFile> source;  // diagnostics point into it
+  std::unique_ptr<Module> module;
+  OnnxImportStats stats;
+  DiagnosticEngine diags;
+};
+
+inline std::unique_ptr<Imported> import_file(const std::filesystem::path& path, const OnnxImportOptions& options = {}) {
+  auto result = std::make_unique<Imported>();
+  std::string error;
+  result->source = SourceFile::load(path.string(), error);
+  EXPECT_NE(result->source, nullptr) << error;
+  if (result->source == nullptr) return result;
+  result->module = import_onnx(*result->source, result->diags, options, &result->stats);
+  return result;
+}
+
+// How many live calls of each op ("nn.conv2d", "onnx.LSTM") the function has.
+inline std::map<std::string, int> op_counts(const Function& function) {
+  std::map<std::string, int> counts;
+  for (const Node* node : function.nodes())
+    if (!node->is_dead() && node->is_call()) ++counts[OpRegistry::global().get(node->op()).name];
+  return counts;
+}
+
+inline const Node* first_call_of(const Function& function, std::string_view op) {
+  for (const Node* node : function.nodes())
+    if (!node->is_dead() && node->is_call() && OpRegistry::global().get(node->op()).name == op) return node;
+  return nullptr;
+}
+
+}  // namespace dpl::import_test

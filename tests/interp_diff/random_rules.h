@@ -1,0 +1,34 @@
+// Random rule sets and random graphs for the differential test of compiled against interpreted passes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dpl/ir/graph.h"
+
+namespace dpl::testing {
+
+// A small deterministic generator (splitmix64): the same seed gives the same rules and graphs everywhere.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t next();
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+  bool chance(double p) { return static_cast<double>(next() % 1000000) < p * 1000000.0; }
+
+ private:
+  uint64_t state_;
+};
+
+// A .dpl file with one pass named `pass_name` of `num_rules` random rules over add, multiply, subtract, maximum,
+// nn.relu, exp, negative, permute_dims and sum: repeated variables, `_`, constants, commutative ops, op
+// alternatives and op variables, optional ops, attribute literals and captures, type patterns with dimension
+// variables, bound sub-patterns, guards and lets. Every rule passes dplc's checks (candidates that do not are
+// drawn again).
+std::string random_rule_file(uint64_t seed, const std::string& pass_name, int num_rules);
+
+// Fills `function` (empty) with a random graph over the same ops on float32 tensors of shapes (4, 4), (1, 4)
+// and (4, 1) and a few scalar constants; the same seed gives the same graph.
+void build_random_graph(Function& function, uint64_t seed);
+
+}  // namespace dpl::testing
