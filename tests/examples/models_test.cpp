@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "combine_projections.dpl.h"
+#include "dpl/text/tvmscript.h"
 #include "example_support.h"
 #include "kernel_size.dpl.h"
 #include "many_rules.dpl.h"
@@ -277,6 +278,16 @@ TEST(ResNet50Partition, ConvBatchNormReluCompositesAsCounted) {
   }
   EXPECT_EQ(composites, (std::map<std::string, size_t>{{"models.conv2d_bn_relu", 33}, {"models.conv2d_bn", 20}}));
   EXPECT_TRUE(verifies_and_rereads(*resnet.module));
+}
+
+// A partition pass leaves composite functions alone, so a second run carves nothing inside them.
+TEST(ResNet50Partition, ASecondRunChangesNothing) {
+  Loaded resnet = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(resnet);
+  partition_resnet(*resnet.module);
+  const std::string once = print_module(*resnet.module);
+  EXPECT_EQ(run_verified(dpl_passes::models_partition_conv_bn_pass(), *resnet.module).rewrites, 0u);
+  EXPECT_EQ(print_module(*resnet.module), once);
 }
 
 TEST(ModelNumerics, ResNet50Partitioned) {
