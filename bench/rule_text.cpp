@@ -46,8 +46,10 @@ std::string mixed_rules(size_t count) {
         text += fmt::format("  rule r{}: {}({}(x), const({})) => {}(x, const({}));\n", i, bin, un, v, bin, v);
         break;
       case 1:
-        text += fmt::format("  rule r{}: {}(x, {}(y, const({}))) => {}({}(x, y), const({}));\n", i, bin, bin2, v, bin2,
-                            bin, v);
+        // `a: un(_)`, not `x`: with a commutative `bin`, `bin(x, ...)` would also match the nested op of another
+        // case-1 rule, and dplc warns about such overlaps.
+        text += fmt::format("  rule r{}: {}(a: {}(_), {}(y, const({}))) => {}({}(a, y), const({}));\n", i, bin, un, bin2,
+                            v, bin2, bin, v);
         break;
       case 2:
         text += fmt::format("  rule r{}: {}({}(a: {}(_), const({}))) => {}(a, const({}));\n", i, un, bin, un2, v, bin, v);

@@ -1,6 +1,6 @@
 # dpl_add_pass_library(): compiles .dpl rule files into a C++ pass library at build time.
 #
-#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [MODULE])
+#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [MODULE] [NO_TESTS])
 #
 # For every rule file, dplc runs at build time and writes <stem>.dpl.h and <stem>.dpl.cpp into
 # ${CMAKE_CURRENT_BINARY_DIR}/<target>/. It re-runs when the rule file, dplc itself, or any file the rule file
@@ -22,6 +22,14 @@
 # generated code that does not link the runtime. The plugin resolves the runtime's symbols from the dpl-opt that
 # loads it (dpl-opt is built with ENABLE_EXPORTS and the whole runtime), so its passes register into dpl-opt's
 # own registry; linking a second copy of a static runtime into the plugin would give it a registry of its own.
+#
+# Rule tests: when a rule file declares tests (`test NAME { ... }`, docs/language.md), dplc also writes
+# <stem>.dpl.tests, a manifest with their absolute input and expectation paths, and the function builds the
+# runner <target>_rule_tests (the pass library and a one-line main calling dpl::rule_test_main) and registers
+# the ctest `<target>.rule_tests`, which runs every test of the library's rule files with the compiled passes.
+# Whether a file has tests is decided at configure time from lines starting with `test NAME` (a rule file
+# generated at build time has none). NO_TESTS skips
+# all this; MODULE libraries (plugins) have no runner (`dplc --test` runs their tests with the interpreter).
 #
 # Every call also records its dplc invocations in ${CMAKE_BINARY_DIR}/dpl_commands.json, written at the end of
 # configuration, in the manner of compile_commands.json, for editor tooling: one entry per rule file with "file",
@@ -70,7 +78,7 @@ function(_dpl_record_command target dplc rules_path output dplc_args)
 endfunction()
 
 function(dpl_add_pass_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE" "NAMESPACE" "RULES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;NO_TESTS" "NAMESPACE" "RULES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dpl_add_pass_library(${target}): unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -95,6 +103,7 @@ function(dpl_add_pass_library target)
   file(MAKE_DIRECTORY "${out_dir}")
   set(generated)
   set(stems)
+  set(manifests)
   foreach(rules IN LISTS ARG_RULES)
     cmake_path(ABSOLUTE_PATH rules BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE OUTPUT_VARIABLE rules_path)
     cmake_path(GET rules_path FILENAME file_name)
@@ -106,8 +115,18 @@ function(dpl_add_pass_library target)
     set(header "${out_dir}/${stem}.dpl.h")
     set(source "${out_dir}/${stem}.dpl.cpp")
     set(dplc_args "${rules_path}" -o "${out_dir}" ${namespace_args} --depfile "${out_dir}/${stem}.dpl.d")
+    set(manifest)
+    # A rule file generated at build time does not exist yet: it has no tests.
+    if(NOT ARG_MODULE AND NOT ARG_NO_TESTS AND EXISTS "${rules_path}")
+      file(STRINGS "${rules_path}" test_lines REGEX "^[ \t]*test[ \t]+[A-Za-z_]")
+      if(test_lines)
+        set(manifest "${out_dir}/${stem}.dpl.tests")
+        list(APPEND dplc_args --tests-manifest "${manifest}")
+        list(APPEND manifests "${manifest}")
+      endif()
+    endif()
     add_custom_command(
-      OUTPUT "${header}" "${source}"
+      OUTPUT "${header}" "${source}" ${manifest}
       COMMAND ${dplc} ${dplc_args}
       DEPENDS "${rules_path}" ${dplc}
       DEPFILE "${out_dir}/${stem}.dpl.d"
@@ -134,4 +153,17 @@ function(dpl_add_pass_library target)
   add_library(${target} INTERFACE)
   target_include_directories(${target} INTERFACE "${out_dir}")
   target_link_libraries(${target} INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${target}_code>" dpl::runtime)
+
+  if(manifests)
+    set(runner_main "${out_dir}/rule_test_main.cpp")
+    file(CONFIGURE OUTPUT "${runner_main}" CONTENT [[
+// The rule-test runner of a pass library (written by dpl_add_pass_library()).
+#include "dpl/rewrite/rule_test.h"
+
+int main(int argc, char** argv) { return dpl::rule_test_main(argc, argv); }
+]])
+    add_executable(${target}_rule_tests "${runner_main}" ${manifests})
+    target_link_libraries(${target}_rule_tests PRIVATE ${target})
+    add_test(NAME ${target}.rule_tests COMMAND ${target}_rule_tests ${manifests})
+  endif()
 endfunction()

@@ -16,6 +16,7 @@ item
   | importDecl
   | externDecl
   | opDecl
+  | testDecl
   ;
 
 importDecl : 'import' STRING ';' ;
@@ -27,6 +28,7 @@ passItem
   | multiRuleDecl
   | partitionDecl
   | patternDecl
+  | testDecl
   ;
 
 ruleDecl : 'rule' ident ruleOption* ':' lhs=expr ('where' guard=expr)? '=>' letBinding* rhs=expr ';' ;
@@ -73,15 +75,31 @@ opParam
   | ident ':' kind=ident optional='?'? ('=' value=expr)?     # attrParam
   ;
 
+// `test fold { input "a.input.relax"; expect "a.expected.relax"; }`: runs a pass on the input, compares the result
+// with the expectation and both graphs' numbers (docs/verification.md). Inside a pass block it tests that pass; at
+// the top level `pass NAME;` or `pipeline NAME;` says what it runs. Paths are relative to the .dpl file.
+testDecl : 'test' ident '{' testItem* '}' ;
+
+testItem
+  : kind=('pass' | 'pipeline') ident ';'                    # testTargetItem
+  | 'input' STRING ';'                                       # testInputItem
+  | 'expect' (path=STRING | unchanged='unchanged') ';'       # testExpectItem
+  | 'seed' INT ';'                                           # testSeedItem
+  | 'tolerance' number=(FLOAT | INT) ';'                     # testToleranceItem
+  | 'numbers' 'differ' ';'                                   # testNumbersDifferItem
+  ;
+
 patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
 
 // Alternatives listed first bind tighter. `name: p` is a prefix form with the lowest precedence, so
-// `op: add | multiply` binds `op` to the whole alternation.
+// `op: add | multiply` binds `op` to the whole alternation. `...` (any further operands) and `xs...` (the same,
+// bound as a list; on the right, the list spread) are the last operand of a call or field of a tuple.
 expr
   : expr '(' arguments? ')'                                  # callExpr
   | expr '[' expr (',' expr)* ']'                            # indexExpr
   | expr '.' ident                                           # memberExpr
   | expr '?'                                                 # optionalExpr
+  | expr '...'                                               # spreadExpr
   | op=('-' | '!') expr                                      # unaryExpr
   | expr op=('*' | '/') expr                                 # mulExpr
   | expr op=('+' | '-') expr                                 # addExpr
@@ -99,6 +117,7 @@ primary
   | FLOAT                                                    # floatPrimary
   | STRING                                                   # stringPrimary
   | '[' (expr (',' expr)*)? ']'                              # listPrimary
+  | '...'                                                    # restPrimary
   | '(' expr ')'                                             # parenPrimary
   | '(' (expr ',' (expr (',' expr)*)?)? ')'                  # tuplePrimary
   ;
@@ -112,7 +131,10 @@ argument
 
 // `where` is also an op (R.where), so it stays usable as a name; so are the other words that only have a
 // meaning at one place of a declaration.
-ident : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' | 'op' ;
+ident
+  : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' | 'op'
+  | 'test' | 'input' | 'expect' | 'unchanged' | 'seed' | 'tolerance' | 'numbers' | 'differ'
+  ;
 
 INT : [0-9]+ ;
 FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;

@@ -88,7 +88,8 @@ PatternPtr clone(const Pattern& pattern) {
                                 return BindPattern{p.name, p.name_loc, clone(*p.inner)};
                               },
                               [](const CallPattern& p) -> decltype(Pattern::node) {
-                                CallPattern call{p.ops, p.op_var, p.op_var_loc, p.optional, {}, p.attrs, p.composite};
+                                CallPattern call{p.ops,  p.op_var,  p.op_var_loc, p.optional,
+                                                 {},     p.rest,    p.attrs,      p.composite};
                                 for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
                                 return call;
                               },
@@ -98,7 +99,11 @@ PatternPtr clone(const Pattern& pattern) {
                               [](const TuplePattern& p) -> decltype(Pattern::node) {
                                 TuplePattern tuple;
                                 for (const PatternPtr& field : p.fields) tuple.fields.push_back(clone(*field));
+                                tuple.rest = p.rest;
                                 return tuple;
+                              },
+                              [](const DominatorPattern& p) -> decltype(Pattern::node) {
+                                return DominatorPattern{clone(*p.parent), p.path, clone(*p.child), p.path_ops};
                               },
                               [](const AltPattern& p) -> decltype(Pattern::node) {
                                 AltPattern alt;
@@ -110,6 +115,22 @@ PatternPtr clone(const Pattern& pattern) {
                           pattern.node);
   return copy;
 }
+
+namespace {
+
+bool same_rest(const std::optional<RestPattern>& a, const std::optional<RestPattern>& b) {
+  return a.has_value() == b.has_value() && (!a || a->name == b->name);
+}
+
+bool same_op_names(const std::vector<OpName>& a, const std::vector<OpName>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const OpName& x, const OpName& y) { return x.text == y.text; });
+}
+
+// `, xs...` after the written operands (fields), or nothing.
+std::string rest_str(const std::optional<RestPattern>& rest) { return rest ? rest->name + "..." : std::string(); }
+
+}  // namespace
 
 bool same_pattern(const Pattern& a, const Pattern& b) {
   if (a.node.index() != b.node.index()) return false;
@@ -132,13 +153,11 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                         [&](const CallPattern& p) {
                           const auto& q = std::get<CallPattern>(b.node);
                           if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
-                              p.composite != q.composite ||
+                              p.composite != q.composite || !same_rest(p.rest, q.rest) ||
                               p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
                             return false;
                           }
-                          for (size_t i = 0; i < p.ops.size(); ++i) {
-                            if (p.ops[i].text != q.ops[i].text) return false;
-                          }
+                          if (!same_op_names(p.ops, q.ops)) return false;
                           for (size_t i = 0; i < p.attrs.size(); ++i) {
                             if (p.attrs[i].name != q.attrs[i].name || p.attrs[i].literal != q.attrs[i].literal ||
                                 p.attrs[i].capture != q.attrs[i].capture) {
@@ -152,7 +171,13 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                           return p.index == q.index && same_pattern(*p.tuple, *q.tuple);
                         },
                         [&](const TuplePattern& p) {
-                          return same_each(p.fields, std::get<TuplePattern>(b.node).fields, same_pattern);
+                          const auto& q = std::get<TuplePattern>(b.node);
+                          return same_rest(p.rest, q.rest) && same_each(p.fields, q.fields, same_pattern);
+                        },
+                        [&](const DominatorPattern& p) {
+                          const auto& q = std::get<DominatorPattern>(b.node);
+                          return same_op_names(p.path, q.path) && same_pattern(*p.parent, *q.parent) &&
+                                 same_pattern(*p.child, *q.child);
                         },
                         [&](const AltPattern& p) {
                           return same_each(p.alternatives, std::get<AltPattern>(b.node).alternatives, same_pattern);
@@ -173,6 +198,9 @@ size_t count_alternatives(const Pattern& pattern, size_t limit) {
                           return total;
                         },
                         [&](const ItemPattern& p) { return count_alternatives(*p.tuple, limit); },
+                        [&](const DominatorPattern& p) {
+                          return saturate(count_alternatives(*p.parent, limit) * count_alternatives(*p.child, limit));
+                        },
                         [&](const TuplePattern& p) {
                           size_t product = 1;
                           for (const PatternPtr& field : p.fields)
@@ -240,7 +268,16 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
           },
           [&](const TuplePattern& p) {
             for (std::vector<PatternPtr>& fields : combinations_of(p.fields)) {
-              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, TuplePattern{std::move(fields)}}));
+              out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, TuplePattern{std::move(fields), p.rest}}));
+            }
+          },
+          [&](const DominatorPattern& p) {
+            std::vector<PatternPtr> parts;
+            parts.push_back(clone(*p.parent));
+            parts.push_back(clone(*p.child));
+            for (std::vector<PatternPtr>& both : combinations_of(parts)) {
+              out.push_back(std::make_unique<Pattern>(Pattern{
+                  pattern.loc, DominatorPattern{std::move(both[0]), p.path, std::move(both[1]), p.path_ops}}));
             }
           },
           [&](const CallPattern& p) {
@@ -249,8 +286,14 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
             std::vector<OpName> ops = p.composite ? std::vector<OpName>{OpName{}} : p.ops;
             for (const OpName& op : ops) {
               for (std::vector<PatternPtr>& operands : combinations) {
-                CallPattern call{p.composite ? std::vector<OpName>{} : std::vector<OpName>{op}, p.op_var, p.op_var_loc,
-                                 false, {}, p.attrs, p.composite};
+                CallPattern call{p.composite ? std::vector<OpName>{} : std::vector<OpName>{op},
+                                 p.op_var,
+                                 p.op_var_loc,
+                                 false,
+                                 {},
+                                 p.rest,
+                                 p.attrs,
+                                 p.composite};
                 for (const PatternPtr& operand : operands) call.operands.push_back(clone(*operand));
                 out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, std::move(call)}));
               }
@@ -279,12 +322,21 @@ std::string to_string(const Pattern& pattern) {
           [](const TuplePattern& p) {
             std::vector<std::string> fields;
             for (const PatternPtr& field : p.fields) fields.push_back(to_string(*field));
-            return "(" + join(fields, ", ") + (fields.size() == 1 ? ",)" : ")");
+            if (p.rest) fields.push_back(rest_str(p.rest));
+            return "(" + join(fields, ", ") + (fields.size() == 1 && !p.rest ? ",)" : ")");
+          },
+          [](const DominatorPattern& p) {
+            std::vector<std::string> path;
+            for (const OpName& op : p.path) path.push_back(op.text);
+            std::string path_text = join(path, " | ");
+            if (path.size() > 1) path_text = "(" + path_text + ")";
+            return "dominates(" + to_string(*p.parent) + ", " + path_text + ", " + to_string(*p.child) + ")";
           },
           [](const BindPattern& p) { return p.name + ": " + to_string(*p.inner); },
           [](const CallPattern& p) {
             std::vector<std::string> args;
             for (const PatternPtr& operand : p.operands) args.push_back(to_string(*operand));
+            if (p.rest) args.push_back(rest_str(p.rest));
             for (const PatternAttr& attr : p.attrs) {
               args.push_back(attr.name + "=" + (attr.literal ? attr_value_str(*attr.literal) : attr.capture));
             }
@@ -369,6 +421,7 @@ std::string parenthesized(const Expr& expr, int minimum) {
 std::string to_string(const Expr& expr) {
   return std::visit(Overloaded{
                         [](const VarExpr& e) { return e.name; },
+                        [](const SpreadExpr& e) { return e.name + "..."; },
                         [](const MemberExpr& e) { return to_string(*e.object) + "." + e.member; },
                         [](const ItemExpr& e) { return to_string(*e.tuple) + "[" + std::to_string(e.index) + "]"; },
                         [](const TupleExpr& e) {

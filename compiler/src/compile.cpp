@@ -87,10 +87,33 @@ CompileResult compile(const SourceFile& source, DiagnosticEngine& diags, const C
   std::vector<std::string> active = {fs::weakly_canonical(source.path()).string()};
   std::vector<const PatternMacro*> imported = ImportReader(result, diags).read_imports(*result.ast, active);
   if (expand_macros(*result.ast, imported, diags)) check(*result.ast, diags);
+  // dplc reads the files its tests name: a broken one is an error, so the build re-runs dplc when they change.
+  for (const RuleTest& test : result.ast->tests) {
+    for (const std::string* path : {&test.input_path, &test.expect_path}) {
+      if (!path->empty()) result.inputs.push_back(*path);
+    }
+  }
   if (diags.error_count() > errors_before) return result;
   if (options.generate) result.cpp = emit_cpp(*result.ast, options.emit);
   result.ok = true;
   return result;
+}
+
+std::unique_ptr<CheckedFile> check_file(const std::string& path, std::ostream& messages) {
+  auto checked = std::make_unique<CheckedFile>();
+  std::string error;
+  checked->source = SourceFile::load(path, error);
+  if (checked->source == nullptr) {
+    messages << "dplc: error: " << error << "\n";
+    return nullptr;
+  }
+  DiagnosticEngine diags;
+  CompileOptions options;
+  options.generate = false;
+  checked->compiled = compile(*checked->source, diags, options);
+  diags.print(messages);
+  if (!checked->compiled.ok) return nullptr;
+  return checked;
 }
 
 }  // namespace dpl::compiler

@@ -1,5 +1,5 @@
-// C++ emitter: one matcher function per rule alternative (straight-line nested checks, loops only where
-// commutative operands need both orders), one dispatching matcher per pass, and the pass definitions.
+// C++ emitter: the match steps of each rule alternative, merged per pass and root op into a decision tree
+// (decision_tree.h) printed as one matcher function per root op, the dispatching matcher and the pass definitions.
 #include "dpl/compiler/emit_cpp.h"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "dpl/compiler/decision_tree.h"
 #include "dpl/compiler/match_order.h"
 
 namespace dpl::compiler {
@@ -74,6 +75,7 @@ struct Needs {
   bool string_view = false;
   bool algorithm = false;  // std::find (group rules)
   bool utility = false;    // std::pair (multi-root rules)
+  bool dominators = false;  // dpl::find_dominated_parent (dominator patterns)
 };
 
 std::string dtype_constant(DType dtype) {
@@ -194,41 +196,56 @@ class NameTable {
   std::set<std::string> taken_;
 };
 
-// Lines with indentation.
-class CodeWriter {
+// The names of one dispatch group's matcher function: a node reached by the same path, or a constant with the
+// same value, gets the same local in every rule of the group, so that the rules' steps are textually equal and the
+// tree can share them. Names elsewhere in a rule (its tail) come from a copy, so they collide with none of these.
+class GroupNames {
  public:
-  void line(const std::string& text) {
-    if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 2, ' ');
-    out_ += text;
-    out_ += '\n';
+  // `numbered`: `add1`, `add2`, ... for nodes; otherwise `base` first (for named constants).
+  std::string shared(const std::string& key, const std::string& base, bool numbered = true) {
+    auto [it, fresh] = memo_.emplace(base + "@" + key, std::string());
+    if (fresh) it->second = numbered ? table_.numbered(base) : table_.fresh(base);
+    return it->second;
   }
-  void blank() { out_ += '\n'; }
-  void text(const std::string& lines) { out_ += lines; }  // already indented
-  void indent() { ++indent_; }
-  void dedent() { --indent_; }
-  int indent_level() const { return indent_; }
-  const std::string& str() const { return out_; }
+  const NameTable& table() const { return table_; }
 
  private:
-  std::string out_;
-  int indent_ = 0;
+  NameTable table_;
+  std::map<std::string, std::string> memo_;
 };
 
-// Emits the matcher function of one alternative of one rule.
+// What a pattern requires of a node before anything else: to be a call of one op, or a node of one kind.
+struct Head {
+  std::string constant;    // "dpl::op::matmul", "dpl::NodeKind::Constant"
+  std::string case_label;  // a built-in op's constant, usable as a case label
+  bool is_op = false;
+  std::string holds(const std::string& node) const {
+    return is_op ? node + "->is_call_of(" + constant + ")" : node + "->kind() == " + constant;
+  }
+  std::string fails(const std::string& node) const {
+    return is_op ? "!" + node + "->is_call_of(" + constant + ")" : node + "->kind() != " + constant;
+  }
+};
+
+// The steps of one alternative of one rule (single-root rules: the matching prefix the decision tree may share,
+// and the tail), or, for a multi-root rule (MultiRootEmitter), its whole matcher function written directly.
 class RuleEmitter {
  public:
-  RuleEmitter(const OpRegistry& registry, const Pattern& pattern, const Rule& rule, Needs& needs)
+  RuleEmitter(const OpRegistry& registry, const Pattern& pattern, const Rule& rule, Needs& needs, GroupNames& group)
       : registry_(registry), pattern_(&pattern), guard_(rule.guard.get()), lets_(rule.lets), rhs_(rule.rhs.get()),
-        partition_(rule.kind == Rule::Kind::Partition ? &rule.name : nullptr), needs_(needs) {
+        partition_(rule.kind == Rule::Kind::Partition ? &rule.name : nullptr), needs_(needs), group_(&group) {
     count_mentions(pattern, pattern_mentions_);
     count_rule_mentions(rule);
   }
 
-  void emit(CodeWriter& out, const std::string& function_name) {
-    out.line("bool " + function_name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
-    out.indent();
-    body_ = &out;
+  // The matching steps, then the tail: `once`, the aliases of the variables the rest reads, the guard, the
+  // right-hand side and the final action.
+  void build_steps(std::vector<MatchStep>& prefix, std::vector<MatchStep>& tail, bool once) {
+    steps_ = &prefix;
     match(*pattern_, "root", /*op_known=*/true);
+    steps_ = &tail;
+    if (once) check("rewriter.created_in_run(root)");
+    define_aliases();
     if (guard_ != nullptr) check("!" + computed(*guard_));
     std::string action;
     if (partition_ != nullptr) {
@@ -242,25 +259,15 @@ class RuleEmitter {
       for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
       action = "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
     }
-    if (loops_ == 0) {
-      out.line("return " + action + ";");
-    } else {
-      out.line("if (" + action + ") return true;");
-      for (int i = 0; i < loops_; ++i) {
-        out.dedent();
-        out.line("}");
-      }
-      out.line("return false;");
-    }
-    out.dedent();
-    out.line("}");
+    tail.push_back(MatchStep{MatchStep::Kind::Action, action});
+    drop_unread_definitions(prefix, tail);
   }
 
  protected:
   // A multi-root rule (MultiRootEmitter): mentions are counted over every root, guard and rewrite.
   RuleEmitter(const OpRegistry& registry, const Rule& rule, Needs& needs)
       : registry_(registry), pattern_(nullptr), guard_(rule.guard.get()), lets_(rule.lets), rhs_(nullptr),
-        needs_(needs) {
+        needs_(needs), group_(nullptr) {
     for (const RootDecl& root : rule.roots) {
       ++pattern_mentions_[root.name];
       count_mentions(*root.pattern, pattern_mentions_);
@@ -285,33 +292,133 @@ class RuleEmitter {
   // After a multi-root rule has matched, a right-hand side that does not build declines the rule (the roots'
   // candidate loops are not resumed: the graph may have gained users while building).
   std::string fail() const { return loops_ > 0 && !committed_ ? "continue;" : "return false;"; }
-  void check(const std::string& failure_condition) { body_->line("if (" + failure_condition + ") " + fail()); }
+  // Steps are recorded for the decision tree; a multi-root rule's statements go straight into its function body.
+  bool recording() const { return body_ == nullptr; }
+  using Placement = MatchStep::Placement;
+  // `placement`: whether the decision tree may run the check later than written (see MatchStep::Placement).
+  void check(const std::string& failure_condition, Placement placement = Placement::Structure) {
+    if (recording()) {
+      steps_->push_back(MatchStep{MatchStep::Kind::Check, failure_condition});
+      steps_->back().placement = placement;
+    } else {
+      body_->line("if (" + failure_condition + ") " + fail());
+    }
+  }
+  // `subject` must have `head`: the first check on a node, so that rules testing one node share it.
+  void check_head(const std::string& subject, const Head& head) {
+    if (!recording()) return check(head.fails(subject));
+    MatchStep step{MatchStep::Kind::Check, head.fails(subject)};
+    step.subject = subject;
+    step.head = head.constant;
+    step.case_label = head.case_label;
+    steps_->push_back(std::move(step));
+  }
+  // A declaration without side effects; `declares`, when given, is dropped if nothing reads it.
+  void define(const std::string& text, const std::string& declares = "") {
+    if (recording()) {
+      steps_->push_back(MatchStep{MatchStep::Kind::Define, text, declares});
+    } else {
+      body_->line(text);
+    }
+  }
+  // A statement that builds part of the right-hand side.
+  void statement(const std::string& text) {
+    if (recording()) {
+      steps_->push_back(MatchStep{MatchStep::Kind::Statement, text});
+    } else {
+      body_->line(text);
+    }
+  }
   bool read_later(const std::string& variable) const {
     auto it = mentions_.find(variable);
     return it != mentions_.end() && it->second > 1;
   }
 
-  // Makes `subject` a local when it is needed more than once (a plain name already is one).
+  // Makes `subject` a local when it is needed more than once (a plain name already is one). While recording, a
+  // node always gets its local (dropped again when nothing reads it), named after its path across the group.
   std::string local(const std::string& subject, const std::string& base, int uses) {
     bool is_name = subject.find_first_of("(->") == std::string::npos;
-    if (is_name || uses <= 1) return subject;
+    if (is_name) return subject;
+    if (recording()) {
+      if (auto it = node_locals_.find(subject); it != node_locals_.end()) return it->second;
+      std::string name = group_->shared(subject, base);
+      define("dpl::Node* " + name + " = " + subject + ";", name);
+      node_locals_[subject] = name;
+      return name;
+    }
+    if (uses <= 1) return subject;
     std::string name = names_.numbered(base);
     body_->line("dpl::Node* " + name + " = " + subject + ";");
     return name;
+  }
+
+  // The local of a node matched at `path`, if it has one.
+  std::string resolved(const std::string& path) const {
+    auto it = node_locals_.find(path);
+    return it == node_locals_.end() ? path : it->second;
+  }
+
+  // While recording, a variable stands for the expression it matched (a later mention compares expressions);
+  // the tail declares a local for it when the guard or the right-hand side reads it (define_aliases).
+  void alias(const std::string& variable, const std::string& expression, const std::string& declaration) {
+    bound_[variable] = expression;
+    aliases_.emplace_back(variable, declaration);
+  }
+
+  void define_aliases() {
+    names_ = group_->table();
+    for (const auto& [variable, declaration] : aliases_) {
+      auto all = mentions_.find(variable);
+      auto in_pattern = pattern_mentions_.find(variable);
+      if (all == mentions_.end() || all->second <= (in_pattern == pattern_mentions_.end() ? 0 : in_pattern->second)) {
+        continue;
+      }
+      std::string expression = resolved(bound_.at(variable));
+      std::string name = names_.fresh(variable);
+      define(declaration + name + " = " + expression + ";", name);
+      if (constant_nodes_.count(expression) != 0) constant_nodes_.insert(name);
+      bound_[variable] = name;
+    }
   }
 
   // Binds `variable` to `subject`, or checks that it is the same node as before.
   // Returns the C++ expression for the bound value.
   std::string bind(const std::string& variable, const std::string& subject) {
     if (auto it = bound_.find(variable); it != bound_.end()) {
-      check(subject + " != " + it->second);
+      check(subject + " != " + resolved(it->second), Placement::Value);
       return it->second;
+    }
+    if (recording()) {
+      alias(variable, subject, "dpl::Node* ");
+      return subject;
     }
     if (!read_later(variable)) return subject;
     std::string name = names_.fresh(variable);
     body_->line("dpl::Node* " + name + " = " + subject + ";");
     bound_[variable] = name;
     return name;
+  }
+
+  // The head a pattern requires, if any.
+  std::optional<Head> head_of(const Pattern& pattern) const {
+    return std::visit(Overloaded{
+                          [&](const BindPattern& p) { return head_of(*p.inner); },
+                          [&](const CallPattern& p) -> std::optional<Head> {
+                            if (p.composite) return kind_head("FuncCall");
+                            return head_of_call(registry_.get(p.ops[0].id));
+                          },
+                          [&](const ConstPattern&) -> std::optional<Head> { return kind_head("Constant"); },
+                          [&](const ParamPattern&) -> std::optional<Head> { return kind_head("Param"); },
+                          [&](const ItemPattern&) -> std::optional<Head> { return kind_head("TupleItem"); },
+                          [&](const TuplePattern&) -> std::optional<Head> { return kind_head("Tuple"); },
+                          [](const auto&) -> std::optional<Head> { return std::nullopt; },
+                      },
+                      pattern.node);
+  }
+  static Head kind_head(const std::string& kind) { return Head{"dpl::NodeKind::" + kind, "", false}; }
+  static std::optional<Head> head_of_call(const OpInfo& info) {
+    bool builtin = info.id < std::size(kBuiltinOpIdents);
+    return Head{op_constant(info), builtin ? op_constant(info) : "", true};
   }
 
   void match(const Pattern& pattern, const std::string& subject, bool op_known) {
@@ -322,45 +429,88 @@ class RuleEmitter {
                    [&](const ConstPattern& p) { leaf_subjects_[&pattern] = match_const(p, subject); },
                    [&](const TypePattern& p) { leaf_subjects_[&pattern] = match_type(p, subject); },
                    [&](const ParamPattern& p) {
-                     std::string node = local(subject, "param", p.name ? 2 : 1 + (partition_ != nullptr ? 1 : 0));
+                     check_head(subject, kind_head("Param"));
+                     std::string node = local(subject, "param", (p.name ? 1 : 0) + (partition_ != nullptr ? 1 : 0));
                      leaf_subjects_[&pattern] = node;
-                     check(node + "->kind() != dpl::NodeKind::Param");
-                     if (p.name) check(node + "->name() != " + string_literal(*p.name));
+                     if (p.name) check(node + "->name() != " + string_literal(*p.name), Placement::Value);
                    },
                    [&](const ItemPattern& p) {
+                     check_head(subject, kind_head("TupleItem"));
                      bool deeper = !std::holds_alternative<WildcardPattern>(p.tuple->node);
-                     std::string node = local(subject, "item", 1 + (p.index ? 1 : 0) + (deeper ? 1 : 0));
-                     check(node + "->kind() != dpl::NodeKind::TupleItem");
-                     if (p.index) check(node + "->index() != " + std::to_string(*p.index));
+                     std::string node = local(subject, "item", (p.index ? 1 : 0) + (deeper ? 1 : 0));
+                     if (p.index) check(node + "->index() != " + std::to_string(*p.index), Placement::Value);
                      match(*p.tuple, node + "->operand(0)", false);
                    },
                    [&](const TuplePattern& p) {
+                     check_head(subject, kind_head("Tuple"));
                      std::string node = local(subject, "tuple", 1 + static_cast<int>(p.fields.size()));
-                     check(node + "->kind() != dpl::NodeKind::Tuple || " + node +
-                           "->num_operands() != " + std::to_string(p.fields.size()));
+                     if (!p.rest || !p.fields.empty()) {
+                       check(node + "->num_operands() " + (p.rest ? "< " : "!= ") + std::to_string(p.fields.size()));
+                     }
+                     bind_rest(p.rest, node, p.fields.size());
                      for (size_t i = 0; i < p.fields.size(); ++i) {
                        match(*p.fields[i], node + "->operand(" + std::to_string(i) + ")", false);
                      }
                    },
                    [&](const CallPattern& p) { match_call(p, subject, op_known); },
                    [](const AltPattern&) {},  // expanded into separate alternatives before emission
+                   [&](const DominatorPattern& p) { match_dominator(p, subject, op_known); },
                },
                pattern.node);
   }
 
+  // `xs...` from operand (field) `first` of `node` on: a list of the operands; `...` binds nothing.
+  void bind_rest(const std::optional<RestPattern>& rest, const std::string& node, size_t first) {
+    if (!rest || rest->name.empty()) return;
+    lists_.insert(rest->name);
+    const std::string operands = node + "->operands().subspan(" + std::to_string(first) + ")";
+    if (recording()) return alias(rest->name, operands, "const std::span<dpl::Node* const> ");
+    if (!read_later(rest->name)) return;
+    std::string name = names_.fresh(rest->name);
+    body_->line("const std::span<dpl::Node* const> " + name + " = " + operands + ";");
+    bound_[rest->name] = name;
+  }
+
+  // `dominates(parent, path, child)` (docs/semantics.md): the child at `subject`, then the walk up to the one
+  // parent node (dpl::find_dominated_parent, shared with the rule interpreter), then the parent pattern there.
+  void match_dominator(const DominatorPattern& dominator, const std::string& subject, bool op_known) {
+    match(*dominator.child, subject, op_known);
+    needs_.dominators = true;
+    const OpInfo& head = registry_.get(root_call(*dominator.parent).ops[0].id);
+    std::vector<std::string> path;
+    for (OpId op : dominator.path_ops) path.push_back(op_constant(registry_.get(op)));
+    const std::string path_list = fmt::format("{}", fmt::join(path, ", "));
+    std::string on_path = "[](const dpl::Node*) { return false; }";  // a class without ops
+    if (!path.empty()) {
+      const std::string path_ops = recording() ? group_->shared(path_list, "path_ops") : names_.numbered("path_ops");
+      define("static const dpl::OpId " + path_ops + "[] = {" + path_list + "};", path_ops);
+      on_path = "[](const dpl::Node* node) { return dpl::is_call_of_any(node, " + path_ops + "); }";
+    }
+    const std::string child = resolved(subject);
+    const std::string walk = "dpl::find_dominated_parent(rewriter.function(), " + child +
+                             ", [](const dpl::Node* node) { return node->is_call_of(" + op_constant(head) + "); }, " +
+                             on_path + ")";
+    const std::string parent = recording() ? group_->shared(walk, "parent") : names_.numbered("parent");
+    define("dpl::Node* " + parent + " = " + walk + ";", parent);
+    check(parent + " == nullptr");
+    // The walk returns a call of the parent's op; the head is checked again all the same, as a name the parent
+    // pattern repeats stands for the node it was first bound to.
+    match(*dominator.parent, parent, /*op_known=*/false);
+  }
+
   // Returns the C++ expression of the matched node.
   std::string match_const(const ConstPattern& constant, const std::string& subject) {
-    int uses = 1 + (constant.value || constant.dtype ? 1 : 0) + (partition_ != nullptr ? 1 : 0);
+    check_head(subject, kind_head("Constant"));
+    int uses = (constant.value || constant.dtype ? 1 : 0) + (partition_ != nullptr ? 1 : 0);
     std::string node = local(subject, "constant", uses);
-    check(node + "->kind() != dpl::NodeKind::Constant");
     constant_nodes_.insert(node);
     if (constant.value) {
       std::string value = format_double(*constant.value);
       std::string condition = "!" + node + "->literal().is_scalar() || " + node + "->literal().values[0] != " + value;
       if (!constant.integer_value && !constant.dtype) condition += " || !dpl::is_float(" + node + "->literal().dtype)";
-      check(condition);
+      check(condition, Placement::Literal);
     }
-    if (constant.dtype) check(node + "->literal().dtype != " + dtype_constant(*constant.dtype));
+    if (constant.dtype) check(node + "->literal().dtype != " + dtype_constant(*constant.dtype), Placement::Literal);
     return node;
   }
 
@@ -368,22 +518,25 @@ class RuleEmitter {
   std::string match_type(const TypePattern& type, const std::string& subject) {
     std::string node = local(subject, "tensor", 2);
     std::string type_of = node + "->type()";
-    check("!" + type_of + "->is_tensor()");
-    if (type.dtype) check(type_of + "->dtype() != " + dtype_constant(*type.dtype));
+    check("!" + type_of + "->is_tensor()", Placement::Value);
+    if (type.dtype) check(type_of + "->dtype() != " + dtype_constant(*type.dtype), Placement::Value);
     if (!type.shape) return node;
-    check(type_of + "->rank() != " + std::to_string(type.shape->size()));
+    check(type_of + "->rank() != " + std::to_string(type.shape->size()), Placement::Value);
     bool reads_dims = std::any_of(type.shape->begin(), type.shape->end(),
                                   [](const DimPattern& dim) { return dim.kind != DimPattern::Kind::Any; });
     if (!reads_dims) return node;
-    check("!" + type_of + "->has_shape()");
+    check("!" + type_of + "->has_shape()", Placement::Value);
     for (size_t i = 0; i < type.shape->size(); ++i) {
       const DimPattern& dim = (*type.shape)[i];
       std::string read = type_of + "->dims()[" + std::to_string(i) + "]";
       if (dim.kind == DimPattern::Kind::Fixed) {
-        check(read + " != dpl::Dim::fixed(" + std::to_string(dim.extent) + ")");
+        check(read + " != dpl::Dim::fixed(" + std::to_string(dim.extent) + ")", Placement::Value);
       } else if (dim.kind == DimPattern::Kind::Var) {
         if (auto it = bound_.find(dim.name); it != bound_.end()) {
-          check(read + " != " + it->second);
+          check(read + " != " + it->second, Placement::Value);
+        } else if (recording()) {
+          alias(dim.name, read, "const dpl::Dim ");
+          dims_.insert(dim.name);
         } else if (read_later(dim.name)) {
           std::string name = names_.fresh(dim.name);
           body_->line("const dpl::Dim " + name + " = " + read + ";");
@@ -396,34 +549,69 @@ class RuleEmitter {
   }
 
   // `composite("name")(p, q)`: a call of a module function whose Composite attribute is `name`.
-  void match_composite_call(const CallPattern& call, const std::string& subject) {
-    std::string node = local(subject, "composite_call", 3 + static_cast<int>(call.operands.size()));
+  void match_composite_call(const CallPattern& call, const std::string& subject, bool kind_known) {
+    if (!kind_known) check_head(subject, kind_head("FuncCall"));
+    std::string node = local(subject, "composite_call", 2 + static_cast<int>(call.operands.size()));
     needs_.string_view = true;
-    check(node + "->kind() != dpl::NodeKind::FuncCall || " + node + "->num_operands() != " +
-          std::to_string(call.operands.size()) + " || rewriter.composite_of(" + node +
+    check(node + "->num_operands() != " + std::to_string(call.operands.size()) + " || rewriter.composite_of(" + node +
           ") != " + string_literal(*call.composite));
-    for (size_t i : order_.operand_order(call)) {
-      match(*call.operands[i], node + "->operand(" + std::to_string(i) + ")", false);
+    match_operands(call, node);
+  }
+
+  // The operands of a call, in operand_order(). A commutative call whose two operand patterns have different heads
+  // can match in one order at most: the order is chosen by the head of its first operand, without a loop
+  // (identical results: in the other order a head check fails). Otherwise both orders are tried in a loop.
+  void match_operands(const CallPattern& call, const std::string& node) {
+    std::vector<size_t> order = order_.operand_order(call);
+    if (!order_.needs_both_orders(call)) {
+      for (size_t i : order) match(*call.operands[i], node + "->operand(" + std::to_string(i) + ")", false);
+      return;
     }
+    std::string order_var = recording() ? group_->shared(node, "order") : names_.numbered("order");
+    const std::string subjects[2] = {node + "->operand(" + order_var + ")", node + "->operand(1 - " + order_var + ")"};
+    std::optional<Head> heads[2] = {head_of(*call.operands[0]), head_of(*call.operands[1])};
+    if (heads[0] && heads[1] && heads[0]->constant != heads[1]->constant) {
+      // The operand pattern with the smaller head is looked for first, so that rules written either way round
+      // test the same thing.
+      size_t first = heads[1]->constant < heads[0]->constant ? 1 : 0;
+      define("const int " + order_var + " = " + heads[first]->holds(node + "->operand(0)") + " ? 0 : 1;", order_var);
+      for (size_t i : order) match(*call.operands[i], subjects[i == first ? 0 : 1], false);
+      return;
+    }
+    std::string header = "for (int " + order_var + " = 0; " + order_var + " < 2; ++" + order_var + ")";
+    if (recording()) {
+      steps_->push_back(MatchStep{MatchStep::Kind::Loop, header});
+    } else {
+      body_->line(header + " {");
+      body_->indent();
+      ++loops_;
+    }
+    // The loop closes after the right-hand side, so a later failure tries the other order.
+    for (size_t i : order) match(*call.operands[i], subjects[i], false);
   }
 
   void match_call(const CallPattern& call, const std::string& subject, bool op_known) {
-    if (call.composite) return match_composite_call(call, subject);
+    if (call.composite) return match_composite_call(call, subject, op_known);
     const OpInfo& info = registry_.get(call.ops[0].id);
     const size_t arity = call.operands.size();
     bool check_arity = info.min_operands != info.max_operands;
     bool binds_op = !call.op_var.empty() && (bound_.count(call.op_var) != 0 || read_later(call.op_var));
-    int uses = (op_known ? 0 : 1) + (check_arity ? 1 : 0) + (binds_op ? 1 : 0) + static_cast<int>(call.attrs.size());
+    int uses = (check_arity ? 1 : 0) + (binds_op ? 1 : 0) + static_cast<int>(call.attrs.size());
     for (const PatternPtr& operand : call.operands) {
       if (!std::holds_alternative<WildcardPattern>(operand->node)) ++uses;
     }
+    if (!op_known) check_head(subject, *head_of_call(info));
     std::string node = local(subject, op_ident(info), uses);
 
-    if (!op_known) check("!" + node + "->is_call_of(" + op_constant(info) + ")");
-    if (check_arity) check(node + "->num_operands() != " + std::to_string(arity));
+    if (check_arity && (!call.rest || arity > 0)) {
+      check(node + "->num_operands() " + (call.rest ? "< " : "!= ") + std::to_string(arity));
+    }
+    bind_rest(call.rest, node, arity);
     if (binds_op) {
       if (auto it = bound_.find(call.op_var); it != bound_.end()) {
-        check(node + "->op() != " + it->second);
+        check(node + "->op() != " + it->second, Placement::Value);
+      } else if (recording()) {
+        alias(call.op_var, node + "->op()", "dpl::OpId ");
       } else {
         std::string name = names_.fresh(call.op_var);
         body_->line("dpl::OpId " + name + " = " + node + "->op();");
@@ -434,12 +622,14 @@ class RuleEmitter {
       std::string read = node + "->attr(" + std::to_string(info.attr_index(attr.name)) + ")";
       if (attr.literal) {
         if (is_scalar_attr(*attr.literal)) {
-          check(read + " != dpl::AttrValue(" + attr_value_cpp(*attr.literal, needs_) + ")");
+          check(read + " != dpl::AttrValue(" + attr_value_cpp(*attr.literal, needs_) + ")", Placement::Value);
         } else {
-          check(read + " != " + constant_attr(*attr.literal, attr.name + "_value"));
+          check(read + " != " + constant_attr(*attr.literal, attr.name + "_value"), Placement::Value);
         }
       } else if (auto it = bound_.find(attr.capture); it != bound_.end()) {
-        check(read + " != " + it->second);
+        check(read + " != " + it->second, Placement::Value);
+      } else if (recording()) {
+        alias(attr.capture, read, "const dpl::AttrValue& ");
       } else if (read_later(attr.capture)) {
         std::string name = names_.fresh(attr.capture);
         body_->line("const dpl::AttrValue& " + name + " = " + read + ";");
@@ -447,18 +637,7 @@ class RuleEmitter {
       }
     }
 
-    std::vector<size_t> order = order_.operand_order(call);
-    if (order_.needs_both_orders(call)) {
-      std::string order_var = names_.numbered("order");
-      body_->line("for (int " + order_var + " = 0; " + order_var + " < 2; ++" + order_var + ") {");
-      body_->indent();
-      ++loops_;
-      const std::string subjects[2] = {node + "->operand(" + order_var + ")",
-                                       node + "->operand(1 - " + order_var + ")"};
-      for (size_t i : order) match(*call.operands[i], subjects[i], false);
-      return;  // the loop closes after the right-hand side, so a later failure tries the other order
-    }
-    for (size_t i : order) match(*call.operands[i], node + "->operand(" + std::to_string(i) + ")", false);
+    match_operands(call, node);
   }
 
   // Emits the statements building `expr`; returns the C++ expression of the new value. `sibling` is a value
@@ -472,17 +651,18 @@ class RuleEmitter {
             [&](const ItemExpr& e) {
               std::string tuple = build(*e.tuple, nullptr);
               std::string name = names_.numbered("item");
-              body_->line("dpl::Node* " + name + " = rewriter.item(" + tuple + ", " + std::to_string(e.index) + ");");
+              statement("dpl::Node* " + name + " = rewriter.item(" + tuple + ", " + std::to_string(e.index) + ");");
               check(name + " == nullptr");
               return name;
             },
             [&](const TupleExpr& e) {
               std::vector<std::string> fields;
-              for (const ExprPtr& field : e.fields) fields.push_back(build(*field, nullptr));
+              for (const ExprPtr& field : e.fields) {
+                fields.push_back(std::holds_alternative<SpreadExpr>(field->node) ? "" : build(*field, nullptr));
+              }
               needs_.vector = true;
               std::string name = names_.numbered("tuple");
-              body_->line("dpl::Node* " + name + " = rewriter.tuple(std::vector<dpl::Node*>{" +
-                          fmt::format("{}", fmt::join(fields, ", ")) + "});");
+              statement("dpl::Node* " + name + " = rewriter.tuple(" + node_vector(e.fields, fields) + ");");
               check(name + " == nullptr");
               return name;
             },
@@ -501,13 +681,33 @@ class RuleEmitter {
     return "rewriter.scalar(" + format_double(constant.value) + ", " + dtype + ")";
   }
 
+  // A `std::vector<dpl::Node*>` of the values of `written` operands (fields): `built[i]`, or a spread list's values.
+  std::string node_vector(const std::vector<ExprPtr>& written, const std::vector<std::string>& built) {
+    auto is_spread = [](const ExprPtr& value) { return std::holds_alternative<SpreadExpr>(value->node); };
+    if (std::none_of(written.begin(), written.end(), is_spread)) {
+      return "std::vector<dpl::Node*>{" + fmt::format("{}", fmt::join(built, ", ")) + "}";
+    }
+    std::string values = names_.numbered("values");
+    statement("std::vector<dpl::Node*> " + values + ";");
+    for (size_t i = 0; i < written.size(); ++i) {
+      if (const auto* spread = std::get_if<SpreadExpr>(&written[i]->node)) {
+        const std::string& list = bound_.at(spread->name);
+        statement(values + ".insert(" + values + ".end(), " + list + ".begin(), " + list + ".end());");
+      } else {
+        statement(values + ".push_back(" + built[i] + ");");
+      }
+    }
+    return values;
+  }
+
   std::string build_call(const CallExpr& call) {
     if (call.native != nullptr) return build_native(call);
-    // Operands other than constants first, so that a constant can take its dtype from one of them.
+    // Operands other than constants and spreads first, so that a constant can take its dtype from one of them.
     std::vector<std::string> operands(call.operands.size());
     const std::string* sibling = nullptr;
     for (size_t i = 0; i < call.operands.size(); ++i) {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) continue;
+      if (std::holds_alternative<SpreadExpr>(call.operands[i]->node)) continue;
       operands[i] = build(*call.operands[i], nullptr);
       if (sibling == nullptr) sibling = &operands[i];
     }
@@ -515,11 +715,20 @@ class RuleEmitter {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) operands[i] = build(*call.operands[i], sibling);
     }
     std::string op = call.op_is_var ? bound_.at(call.op.text) : op_constant(registry_.get(call.op.id));
-    std::string arguments = op + ", {" + fmt::format("{}", fmt::join(operands, ", ")) + "}";
-    if (!call.attrs.empty()) arguments += ", " + attr_list(call);
+    const bool spreads = std::any_of(call.operands.begin(), call.operands.end(), [](const ExprPtr& operand) {
+      return std::holds_alternative<SpreadExpr>(operand->node);
+    });
+    std::string arguments = op + ", " +
+                            (spreads ? node_vector(call.operands, operands)
+                                     : "{" + fmt::format("{}", fmt::join(operands, ", ")) + "}");
+    if (spreads && call.op_is_var) {  // the span overload takes the attributes: the op's defaults
+      arguments += ", dpl::OpRegistry::global().get(" + op + ").default_attrs()";
+    } else if (spreads || !call.attrs.empty()) {
+      arguments += ", " + attr_list(call);
+    }
     std::string base = call.op_is_var ? call.op.text : op_ident(registry_.get(call.op.id));
     std::string name = names_.numbered(base);
-    body_->line("dpl::Node* " + name + " = rewriter.call(" + arguments + ");");
+    statement("dpl::Node* " + name + " = rewriter.call(" + arguments + ");");
     check(name + " == nullptr");
     return name;
   }
@@ -529,7 +738,7 @@ class RuleEmitter {
     std::vector<std::string> arguments = {"rewriter"};
     for (const ExprPtr& operand : call.operands) arguments.push_back(build(*operand, nullptr));
     std::string name = names_.numbered(call.native->name);
-    body_->line("dpl::Node* " + name + " = ::" + call.native->name + "(" +
+    statement("dpl::Node* " + name + " = ::" + call.native->name + "(" +
                 fmt::format("{}", fmt::join(arguments, ", ")) + ");");
     check(name + " == nullptr");
     return name;
@@ -538,48 +747,14 @@ class RuleEmitter {
   // `rewriter.partition(...)` with the values the pattern's leaves matched, first occurrences left to right
   // (a name bound to an inner call of the match, `c` in `c: nn.conv2d(...)`, is part of the match, not an input).
   std::string partition_call() {
-    std::set<std::string> seen;
-    collect_inner_binds(*pattern_, seen);
     std::vector<std::string> inputs;
-    collect_inputs(*pattern_, seen, inputs);
+    for (const Pattern* leaf : partition_input_leaves(*pattern_)) inputs.push_back(resolved(leaf_subjects_.at(leaf)));
     std::string list = "{}";
     if (!inputs.empty()) {
       list = names_.fresh("inputs");
-      body_->line("dpl::Node* const " + list + "[] = {" + fmt::format("{}", fmt::join(inputs, ", ")) + "};");
+      define("dpl::Node* const " + list + "[] = {" + fmt::format("{}", fmt::join(inputs, ", ")) + "};");
     }
     return "rewriter.partition(" + string_literal(*partition_) + ", root, " + list + ") != nullptr";
-  }
-
-  static bool is_leaf(const Pattern& pattern) {
-    return !std::holds_alternative<CallPattern>(pattern.node) && !std::holds_alternative<BindPattern>(pattern.node) &&
-           !std::holds_alternative<ItemPattern>(pattern.node) && !std::holds_alternative<TuplePattern>(pattern.node);
-  }
-
-  static void collect_inner_binds(const Pattern& pattern, std::set<std::string>& names) {
-    const auto* bind = std::get_if<BindPattern>(&pattern.node);
-    if (bind != nullptr && !is_leaf(*bind->inner)) names.insert(bind->name);
-    for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_inner_binds(sub, names); });
-  }
-
-  void collect_inputs(const Pattern& pattern, std::set<std::string>& seen, std::vector<std::string>& inputs) const {
-    std::visit(Overloaded{
-                   [&](const BindPattern& p) {
-                     if (is_leaf(*p.inner) && !seen.insert(p.name).second) return;
-                     collect_inputs(*p.inner, seen, inputs);
-                   },
-                   [&](const VarPattern& p) {
-                     if (seen.insert(p.name).second) inputs.push_back(leaf_subjects_.at(&pattern));
-                   },
-                   [&](const CallPattern& p) {
-                     for (const PatternPtr& operand : p.operands) collect_inputs(*operand, seen, inputs);
-                   },
-                   [&](const ItemPattern& p) { collect_inputs(*p.tuple, seen, inputs); },
-                   [&](const TuplePattern& p) {
-                     for (const PatternPtr& field : p.fields) collect_inputs(*field, seen, inputs);
-                   },
-                   [&](const auto&) { inputs.push_back(leaf_subjects_.at(&pattern)); },
-               },
-               pattern.node);
   }
 
   // A call of an extern predicate, on matched values.
@@ -670,7 +845,7 @@ class RuleEmitter {
       if (std::string known = property_local(key); !known.empty()) return known;
       check("!" + local + ".is_static()");
       std::string extent = names_.fresh(local + "_extent");
-      body_->line("const int64_t " + extent + " = " + local + ".extent();");
+      define("const int64_t " + extent + " = " + local + ".extent();");
       properties_[key] = extent;
       return extent;
     }
@@ -706,7 +881,7 @@ class RuleEmitter {
     if (std::string local = property_local(key); !local.empty()) return local;
     std::string local = names_.fresh(node + "_" + member.member);
     if (member.member == "rank") {
-      body_->line("const int " + local + " = " + node + "->type()->rank();");
+      define("const int " + local + " = " + node + "->type()->rank();");
       check(local + " < 0");
     } else {  // value
       if (constant_nodes_.count(node) != 0) {
@@ -714,7 +889,7 @@ class RuleEmitter {
       } else {
         check(node + "->kind() != dpl::NodeKind::Constant || !" + node + "->literal().is_scalar()");
       }
-      body_->line("const double " + local + " = " + node + "->literal().values[0];");
+      define("const double " + local + " = " + node + "->literal().values[0];");
     }
     properties_[key] = local;
     return local;
@@ -737,7 +912,7 @@ class RuleEmitter {
           at + "].is_static()");
     std::string local =
         names_.fresh(node + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
-    body_->line("const int64_t " + local + " = " + dims + "[" + at + "].extent();");
+    define("const int64_t " + local + " = " + dims + "[" + at + "].extent();");
     properties_[key] = local;
     return local;
   }
@@ -747,8 +922,8 @@ class RuleEmitter {
     std::string text = attr_value_cpp(value, needs_);
     std::string key = "constant " + text;
     if (std::string local = property_local(key); !local.empty()) return local;
-    std::string name = names_.fresh(base);
-    body_->line("static const dpl::AttrValue " + name + " = " + text + ";");
+    std::string name = recording() ? group_->shared(text, base, /*numbered=*/false) : names_.fresh(base);
+    define("static const dpl::AttrValue " + name + " = " + text + ";", name);
     properties_[key] = name;
     return name;
   }
@@ -813,7 +988,11 @@ class RuleEmitter {
   MatchOrder order_{registry_, pattern_mentions_};
   NameTable names_;
   std::map<std::string, std::string> bound_;  // variable -> C++ local
-  CodeWriter* body_ = nullptr;
+  CodeWriter* body_ = nullptr;  // a multi-root rule's function body; null while recording steps
+  std::vector<MatchStep>* steps_ = nullptr;  // where recorded steps go: the prefix, then the tail
+  GroupNames* group_;                        // null for a multi-root rule
+  std::map<std::string, std::string> node_locals_;  // path expression -> its local (recording)
+  std::vector<std::pair<std::string, std::string>> aliases_;  // variable, declaration: in binding order
   int loops_ = 0;
   bool committed_ = false;       // a multi-root rule has matched; see fail()
   std::set<std::string> lists_;  // variables bound in a group: bound_ holds a std::vector<dpl::Node*>
@@ -825,7 +1004,7 @@ class RuleEmitter {
   // A list as an operand: the tuple of its values (concat's operand).
   std::string build_list_tuple(const std::string& variable) {
     std::string name = names_.numbered("tuple");
-    body_->line("dpl::Node* " + name + " = rewriter.tuple(" + bound_.at(variable) + ");");
+    statement("dpl::Node* " + name + " = rewriter.tuple(" + bound_.at(variable) + ");");
     check(name + " == nullptr");
     return name;
   }
@@ -839,26 +1018,19 @@ class RuleEmitter {
     if (std::string local = property_local(key); !local.empty()) return local;
     needs_.vector = true;
     std::string local = names_.fresh(list + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
-    body_->line("static thread_local std::vector<int64_t> " + local + ";");
-    body_->line(local + ".clear();");
+    statement("static thread_local std::vector<int64_t> " + local + ";");
+    statement(local + ".clear();");
     std::string value = names_.numbered("value");
-    body_->line("for (const dpl::Node* " + value + " : " + list + ") {");
-    body_->indent();
     std::string type = value + "->type()";
     std::string at = position >= 0 ? std::to_string(position)
                                    : "static_cast<size_t>(" + type + "->rank() - " + std::to_string(-position) + ")";
     int64_t needed_rank = position >= 0 ? position + 1 : -position;
     // A member without that static dimension fails the whole rule, not just this loop.
-    body_->line("if (!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" +
-                type + "->dims()[" + at + "].is_static()) {");
-    body_->indent();
-    body_->line(local + ".clear();");
-    body_->line("break;");
-    body_->dedent();
-    body_->line("}");
-    body_->line(local + ".push_back(" + type + "->dims()[" + at + "].extent());");
-    body_->dedent();
-    body_->line("}");
+    statement("for (const dpl::Node* " + value + " : " + list + ") {");
+    statement("  if (!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" +
+              type + "->dims()[" + at + "].is_static()) break;");
+    statement("  " + local + ".push_back(" + type + "->dims()[" + at + "].extent());");
+    statement("}");
     check(local + ".size() != " + list + ".size()");
     properties_[key] = local;
     return local;
@@ -878,7 +1050,7 @@ class RuleEmitter {
     std::string key = "split_indices " + sizes;
     if (std::string local = property_local(key); !local.empty()) return local;
     std::string local = names_.numbered("split_indices");
-    body_->line("const std::vector<int64_t> " + local + " = dpl::split_indices(" + sizes + ");");
+    define("const std::vector<int64_t> " + local + " = dpl::split_indices(" + sizes + ");");
     properties_[key] = local;
     return local;
   }
@@ -1088,18 +1260,23 @@ class MultiRootEmitter : public RuleEmitter {
   std::vector<std::string> root_lists_;  // the member lists of the groups collected so far
 };
 
-// Stands for a rule function's name while its body is compared with the other alternatives'.
-constexpr const char* kFunctionName = "@function@";
-
-// One alternative of one rule, as dispatched by the pass matcher.
+// One alternative of one rule, as the pass matcher tries it.
 struct Alternative {
   size_t rule_index;
   const Rule* rule;
-  OpId root_op;
-  std::string function;
-  std::string comment;
+  const Pattern* pattern = nullptr;  // a single-root rule's alternative (a multi-root rule has `function`)
+  OpId root_op = 0;
+  std::string function;              // a multi-root rule's matcher function
+  std::vector<std::string> comment;  // lines, without `// `
+  // Alternatives that differ in the root op only may share a group function (emit_matcher); its comment names
+  // them together: the rule's header, the alternative's number among `count`, the whole rule.
+  std::string header;
+  size_t number = 1;
+  size_t count = 1;
+  std::string rule_text;
   bool any_node = false;  // a multi-root rule anchored at `x: _`: tried on every node, whatever its op
   bool composite_root = false;  // rooted at `composite("name")(...)`: tried on FuncCall nodes
+  bool item_root = false;       // rooted at a tuple item (`t[0]`): tried on TupleItem nodes
   size_t specificity = 0;       // pattern_specificity() of the alternative (summed over the roots of a multi-root rule)
 };
 
@@ -1172,122 +1349,6 @@ void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistr
   }
 }
 
-// Dispatch on the root op of a call: the rules of an op declared in the .dpl file (whose id is known at run time
-// only, so it cannot be a case label) each behind an `if`, then a switch over the built-in ops. `rules_for(op)`
-// emits the tries of op's rules; each op's block ends with `return -1`. After the dispatch, a call of any other op
-// returns -1 when `only_op_roots`, else falls through.
-void emit_op_dispatch(CodeWriter& out, const std::vector<OpId>& root_ops, bool only_op_roots,
-                      const OpRegistry& registry, const std::function<void(OpId)>& rules_for) {
-  std::vector<OpId> builtin;
-  for (OpId op : root_ops) {
-    if (op < std::size(kBuiltinOpIdents)) {
-      builtin.push_back(op);
-      continue;
-    }
-    out.line("if (root->op() == " + op_constant(registry.get(op)) + ") {");
-    out.indent();
-    rules_for(op);
-    out.line("return -1;");
-    out.dedent();
-    out.line("}");
-  }
-  if (builtin.empty()) {
-    if (only_op_roots) out.line("return -1;");
-    return;
-  }
-  out.line("switch (root->op()) {");
-  out.indent();
-  for (OpId op : builtin) {
-    out.line("case " + op_constant(registry.get(op)) + ":");
-    out.indent();
-    rules_for(op);
-    out.line("return -1;");
-    out.dedent();
-  }
-  out.line("default:");
-  out.indent();
-  out.line(only_op_roots ? "return -1;" : "break;");
-  out.dedent();
-  out.dedent();
-  out.line("}");
-}
-
-// The pass's matcher. The alternatives are tried in rule order (docs/semantics.md, "Rule order"): higher priority
-// first, then the more specific, then declaration order. Op-rooted alternatives are dispatched by a switch on the
-// root op, composite-call-rooted ones at FuncCall nodes, and any-node ones (multi-root rules anchored at `x: _`)
-// at every node, each in its place in the order.
-void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
-                  std::vector<Alternative> alternatives, const OpRegistry& registry) {
-  // Root ops in order of first appearance, so the output follows the file.
-  std::vector<OpId> root_ops;
-  for (const Alternative& alternative : alternatives) {
-    if (!alternative.any_node && !alternative.composite_root &&
-        std::find(root_ops.begin(), root_ops.end(), alternative.root_op) == root_ops.end()) {
-      root_ops.push_back(alternative.root_op);
-    }
-  }
-  std::stable_sort(alternatives.begin(), alternatives.end(), [](const Alternative& a, const Alternative& b) {
-    if (a.rule->options.priority != b.rule->options.priority) {
-      return a.rule->options.priority > b.rule->options.priority;
-    }
-    return a.specificity > b.specificity;
-  });
-  const bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) {
-    return a.any_node;
-  });
-  const bool composite = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) {
-    return a.composite_root;
-  });
-  // The alternatives for which `fits` holds, and the any-node ones, in rule order.
-  auto try_rules = [&](auto fits) {
-    for (const Alternative& alternative : alternatives) {
-      if (!alternative.any_node && !fits(alternative)) continue;
-      out.line(alternative.comment);
-      std::string once = alternative.rule->options.once ? "!rewriter.created_in_run(root) && " : "";
-      out.line(fmt::format("if ({}{}(rewriter, root)) return {};", once, alternative.function, alternative.rule_index));
-    }
-  };
-  out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
-  if (alternatives.empty()) {
-    out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
-    out.blank();
-    return;
-  }
-  const bool only_op_roots = !any_node && !composite;
-  out.line("int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
-  out.indent();
-  if (!root_ops.empty()) {
-    if (only_op_roots) {
-      out.line("if (!root->is_call()) return -1;");
-    } else {
-      out.line("if (root->is_call()) {");
-      out.indent();
-    }
-    emit_op_dispatch(out, root_ops, only_op_roots, registry, [&](OpId op) {
-      try_rules([&](const Alternative& a) { return !a.composite_root && a.root_op == op; });
-    });
-    if (!only_op_roots) {
-      out.dedent();
-      out.line("}");
-    }
-  }
-  if (composite) {
-    out.line("if (root->kind() == dpl::NodeKind::FuncCall) {");
-    out.indent();
-    try_rules([](const Alternative& a) { return a.composite_root; });
-    out.line("return -1;");
-    out.dedent();
-    out.line("}");
-  }
-  if (!only_op_roots) {
-    try_rules([](const Alternative&) { return false; });
-    out.line("return -1;");
-  }
-  out.dedent();
-  out.line("}");
-  out.blank();
-}
-
 // The trailing PassDef initializers where they differ from the defaults: a partition pass visits users first; a
 // pass with a rule anchored at any value visits parameters too (a rewrite pass, so operands first).
 std::string visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives) {
@@ -1298,6 +1359,45 @@ std::string visit_initializers(const Pass& pass, const std::vector<Alternative>&
   return any_node ? ", dpl::VisitOrder::OperandsFirst, /*visit_params=*/true" : "";
 }
 
+// Dispatch on the root op of a call to the matcher function of each op: an op declared in the .dpl file (whose id
+// is known at run time only, so it cannot be a case label) behind an `if`, then a switch over the built-in ops, ops
+// that share a function sharing a case. After the dispatch, a call of any other op returns -1 when
+// `only_op_roots`, else falls through.
+void emit_op_dispatch(CodeWriter& out, const std::vector<std::pair<OpId, std::string>>& functions, bool only_op_roots,
+                      const OpRegistry& registry) {
+  std::vector<std::string> builtin_functions;  // in order of first appearance
+  for (const auto& [op, function] : functions) {
+    if (op < std::size(kBuiltinOpIdents)) {
+      if (std::find(builtin_functions.begin(), builtin_functions.end(), function) == builtin_functions.end())
+        builtin_functions.push_back(function);
+      continue;
+    }
+    out.line("if (root->op() == " + op_constant(registry.get(op)) + ") return " + function + "(rewriter, root);");
+  }
+  if (builtin_functions.empty()) {
+    if (only_op_roots) out.line("return -1;");
+    return;
+  }
+  out.line("switch (root->op()) {");
+  out.indent();
+  for (const std::string& function : builtin_functions) {
+    for (const auto& [op, op_function] : functions) {
+      if (op_function == function && op < std::size(kBuiltinOpIdents)) {
+        out.line("case " + op_constant(registry.get(op)) + ":");
+      }
+    }
+    out.indent();
+    out.line("return " + function + "(rewriter, root);");
+    out.dedent();
+  }
+  out.line("default:");
+  out.indent();
+  out.line(only_op_roots ? "return -1;" : "break;");
+  out.dedent();
+  out.dedent();
+  out.line("}");
+}
+
 // The matcher function of a multi-root rule, written to `code`; the alternative the pass matcher dispatches.
 Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location, NameTable& names,
                                  const OpRegistry& registry, Needs& needs, CodeWriter& code) {
@@ -1305,7 +1405,7 @@ Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std:
   alternative.rule_index = rule_index;
   alternative.rule = &rule;
   alternative.function = names.fresh("rule_" + rule.name);
-  alternative.comment = "// rule " + rule.name + " (" + location + ")";
+  alternative.comment = {"rule " + rule.name + " (" + location + ")"};
   const Pattern& anchor = *rule.roots[0].pattern;
   const Pattern* call = &anchor;
   while (const auto* bind = std::get_if<BindPattern>(&call->node)) call = bind->inner.get();
@@ -1317,7 +1417,7 @@ Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std:
     roots.push_back(std::string(root.group ? "group " : "") + root.name + ": " + to_string(*root.pattern) +
                     (root.guard ? " where " + to_string(*root.guard) : ""));
   }
-  code.line(alternative.comment);
+  code.line("// " + alternative.comment[0]);
   code.line("// " + comment_text(fmt::format("{{ {}; {}=> {}; }}", fmt::join(roots, "; "),
                                              rule.guard ? "where " + to_string(*rule.guard) + "; " : "",
                                              rhs_to_string(rule))));
@@ -1326,9 +1426,287 @@ Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std:
   return alternative;
 }
 
+// The rules of one pass as decision trees, one per dispatch group: a root op, composite-call roots, any node.
+struct PassTrees {
+  struct Group {
+    enum class Kind : unsigned char { Op, Composite, TupleItem, AnyNode };
+    Kind kind;
+    OpId op = 0;
+    DecisionTree tree;
+    std::vector<const Alternative*> members;  // in the order they were added to the tree
+  };
+  std::vector<Group> groups;
+  std::vector<Alternative> alternatives;  // in rule order
+  std::vector<PatternPtr> patterns;       // the alternatives' patterns
+};
+
+// Builds the trees of `pass`; multi-root rules' functions are written to `rules_code`. Within a group the
+// alternatives are added in rule order (docs/semantics.md, "Rule order"): higher priority first, then the more
+// specific, then declaration order; any-node alternatives (multi-root rules anchored at `x: _`) are in every group,
+// each in its place in the order.
+PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegistry& registry, NameTable& names,
+                           Needs& needs, CodeWriter& rules_code) {
+  PassTrees trees;
+  std::vector<Alternative>& alternatives = trees.alternatives;
+  for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
+    const Rule& rule = pass.rules[rule_index];
+    std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
+    if (rule.kind == Rule::Kind::MultiRoot) {
+      alternatives.push_back(emit_multi_root_rule(rule, rule_index, location, names, registry, needs, rules_code));
+      continue;
+    }
+    std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
+    const bool partition = rule.kind == Rule::Kind::Partition;
+    const std::string guard = rule.guard ? " where " + to_string(*rule.guard) : "";
+    const std::string action = partition ? "" : " => " + rhs_to_string(rule);
+    const std::string header = partition ? "partition " + string_literal(rule.name) + " (" + location + ")"
+                                         : "rule " + rule.name + " (" + location + ")";
+    for (size_t k = 0; k < expanded.size(); ++k) {
+      Alternative alternative;
+      alternative.rule_index = rule_index;
+      alternative.rule = &rule;
+      alternative.pattern = expanded[k].get();
+      alternative.item_root = root_is_item(*expanded[k]);
+      alternative.composite_root = !alternative.item_root && root_call(*expanded[k]).composite.has_value();
+      alternative.root_op =
+          alternative.composite_root || alternative.item_root ? OpId{0} : root_call(*expanded[k]).ops[0].id;
+      alternative.specificity = pattern_specificity(*expanded[k]);
+      std::string which = expanded.size() == 1 ? "" : fmt::format(", alternative {} of {}", k + 1, expanded.size());
+      alternative.comment = {header + which, comment_text(to_string(*expanded[k]) + guard + action)};
+      alternative.header = header;
+      alternative.number = k + 1;
+      alternative.count = expanded.size();
+      alternative.rule_text = comment_text(to_string(*rule.lhs) + guard + action);
+      alternatives.push_back(std::move(alternative));
+      trees.patterns.push_back(std::move(expanded[k]));
+    }
+  }
+  // Root ops in order of first appearance, so the output follows the file.
+  for (const Alternative& alternative : alternatives) {
+    bool op_root = !alternative.any_node && !alternative.composite_root && !alternative.item_root;
+    if (op_root && std::none_of(trees.groups.begin(), trees.groups.end(), [&](const PassTrees::Group& group) {
+          return group.op == alternative.root_op;
+        })) {
+      trees.groups.push_back({PassTrees::Group::Kind::Op, alternative.root_op, {}, {}});
+    }
+  }
+  auto has = [&](auto predicate) { return std::any_of(alternatives.begin(), alternatives.end(), predicate); };
+  if (has([](const Alternative& a) { return a.composite_root; })) {
+    trees.groups.push_back({PassTrees::Group::Kind::Composite, 0, {}, {}});
+  }
+  if (has([](const Alternative& a) { return a.item_root; })) {
+    trees.groups.push_back({PassTrees::Group::Kind::TupleItem, 0, {}, {}});
+  }
+  if (has([](const Alternative& a) { return a.any_node; })) {
+    trees.groups.push_back({PassTrees::Group::Kind::AnyNode, 0, {}, {}});
+  }
+
+  std::stable_sort(alternatives.begin(), alternatives.end(), [](const Alternative& a, const Alternative& b) {
+    if (a.rule->options.priority != b.rule->options.priority) {
+      return a.rule->options.priority > b.rule->options.priority;
+    }
+    return a.specificity > b.specificity;
+  });
+  for (PassTrees::Group& group : trees.groups) {
+    GroupNames group_names;
+    for (const Alternative& alternative : alternatives) {
+      bool fits = alternative.any_node ||
+                  (group.kind == PassTrees::Group::Kind::Op && !alternative.composite_root &&
+                   !alternative.item_root && alternative.root_op == group.op) ||
+                  (group.kind == PassTrees::Group::Kind::Composite && alternative.composite_root) ||
+                  (group.kind == PassTrees::Group::Kind::TupleItem && alternative.item_root);
+      if (!fits) continue;
+      std::vector<MatchStep> prefix;
+      RuleLeaf leaf;
+      leaf.rule_index = alternative.rule_index;
+      leaf.rule_name = alternative.rule->name;
+      leaf.comment = alternative.comment;
+      const bool once = alternative.rule->options.once;
+      if (alternative.pattern == nullptr) {
+        if (once) leaf.tail.emplace_back(MatchStep::Kind::Check, "rewriter.created_in_run(root)");
+        leaf.tail.emplace_back(MatchStep::Kind::Action, alternative.function + "(rewriter, root)");
+      } else {
+        RuleEmitter(registry, *alternative.pattern, *alternative.rule, needs, group_names)
+            .build_steps(prefix, leaf.tail, once);
+      }
+      group.tree.add(std::move(prefix), std::move(leaf));
+      group.members.push_back(&alternative);
+    }
+  }
+  return trees;
+}
+
+// The name a group's matcher function is based on.
+std::string group_suffix(const PassTrees::Group& group, const OpRegistry& registry) {
+  switch (group.kind) {
+    case PassTrees::Group::Kind::Op:
+      return op_ident(registry.get(group.op));
+    case PassTrees::Group::Kind::Composite:
+      return "composite_call";
+    case PassTrees::Group::Kind::TupleItem:
+      return "tuple_item";
+    case PassTrees::Group::Kind::AnyNode:
+      break;
+  }
+  return "any_node";
+}
+
+std::string group_title(const PassTrees::Group& group, const OpRegistry& registry) {
+  switch (group.kind) {
+    case PassTrees::Group::Kind::Op:
+      return registry.get(group.op).name;
+    case PassTrees::Group::Kind::Composite:
+      return "a composite call";
+    case PassTrees::Group::Kind::TupleItem:
+      return "a tuple item";
+    case PassTrees::Group::Kind::AnyNode:
+      break;
+  }
+  return "any other node";
+}
+
+// "1 rule", "2 rules"
+std::string counted(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
+// then the matcher dispatching on the root.
+void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher, const PassTrees& trees,
+                  NameTable& names, const OpRegistry& registry) {
+  if (trees.groups.empty()) {
+    out.line("// Pass " + pass.name + " has no rules.");
+    out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
+    out.blank();
+    return;
+  }
+  // Groups whose code differs in comments only (alternatives that differ in the root op only) share a function.
+  struct Function {
+    std::string name;
+    std::string code;  // without comments
+    std::vector<const PassTrees::Group*> groups;
+  };
+  std::vector<Function> functions;
+  std::vector<size_t> function_of_group;
+  for (const PassTrees::Group& group : trees.groups) {
+    CodeWriter code;
+    group.tree.print_cpp(code, [](const RuleLeaf&) { return std::vector<std::string>(); });
+    auto same =
+        std::find_if(functions.begin(), functions.end(), [&](const Function& f) { return f.code == code.str(); });
+    if (same == functions.end()) {
+      functions.push_back({names.fresh(matcher + "_" + group_suffix(group, registry)), code.str(), {}});
+      same = functions.end() - 1;
+    }
+    same->groups.push_back(&group);
+    function_of_group.push_back(static_cast<size_t>(same - functions.begin()));
+  }
+  // The group functions come first; the pass matcher below calls them.
+  for (const Function& function : functions) {
+    std::vector<std::string> titles;
+    for (const PassTrees::Group* group : function.groups) titles.push_back(group_title(*group, registry));
+    out.line(
+        fmt::format("// Pass {}, rooted at {}: the decision tree of its rules.", pass.name, fmt::join(titles, ", ")));
+    out.line("int " + function.name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+    out.indent();
+    const PassTrees::Group& first = *function.groups[0];
+    first.tree.print_cpp(out, [&](const RuleLeaf& leaf) {
+      if (function.groups.size() == 1) return leaf.comment;
+      // The leaf at this position in every group of the function: the same rule, one alternative each.
+      const Alternative& alternative = *first.members[leaf.position];
+      if (alternative.pattern == nullptr) return leaf.comment;
+      std::vector<size_t> numbers;
+      for (const PassTrees::Group* group : function.groups) numbers.push_back(group->members[leaf.position]->number);
+      std::string which = numbers.size() == alternative.count
+                              ? fmt::format("all {} alternatives", alternative.count)
+                              : fmt::format("alternatives {} of {}", fmt::join(numbers, ", "), alternative.count);
+      return std::vector<std::string>{alternative.header + ", " + which + " (they differ in the root op only)",
+                                      alternative.rule_text};
+    });
+    out.line("return -1;");
+    out.dedent();
+    out.line("}");
+    out.blank();
+  }
+  out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
+  std::vector<std::pair<OpId, std::string>> op_functions;
+  std::string composite_function;
+  std::string item_function;
+  std::string any_node_function;
+  for (size_t i = 0; i < trees.groups.size(); ++i) {
+    const std::string& name = functions[function_of_group[i]].name;
+    switch (trees.groups[i].kind) {
+      case PassTrees::Group::Kind::Op:
+        op_functions.emplace_back(trees.groups[i].op, name);
+        break;
+      case PassTrees::Group::Kind::Composite:
+        composite_function = name;
+        break;
+      case PassTrees::Group::Kind::TupleItem:
+        item_function = name;
+        break;
+      case PassTrees::Group::Kind::AnyNode:
+        any_node_function = name;
+        break;
+    }
+  }
+  const bool only_op_roots = composite_function.empty() && item_function.empty() && any_node_function.empty();
+  out.line("int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+  out.indent();
+  if (!op_functions.empty()) {
+    if (only_op_roots) {
+      out.line("if (!root->is_call()) return -1;");
+    } else {
+      out.line("if (root->is_call()) {");
+      out.indent();
+    }
+    emit_op_dispatch(out, op_functions, only_op_roots, registry);
+    if (!only_op_roots) {
+      out.dedent();
+      out.line("}");
+    }
+  }
+  if (!composite_function.empty()) {
+    out.line("if (root->kind() == dpl::NodeKind::FuncCall) return " + composite_function + "(rewriter, root);");
+  }
+  if (!item_function.empty()) {
+    out.line("if (root->kind() == dpl::NodeKind::TupleItem) return " + item_function + "(rewriter, root);");
+  }
+  if (!any_node_function.empty()) {
+    out.line("return " + any_node_function + "(rewriter, root);");
+  } else if (!only_op_roots) {
+    out.line("return -1;");
+  }
+  out.dedent();
+  out.line("}");
+  out.blank();
+}
+
 }  // namespace
 
 bool is_cpp_keyword(std::string_view name) { return cpp_keywords().count(name) != 0; }
+
+std::string emit_plan(const AstFile& file, const OpRegistry& given_registry) {
+  const OpRegistry& registry = file.op_registry ? *file.op_registry : given_registry;
+  CodeWriter out;
+  NameTable names;
+  Needs needs;
+  CodeWriter multi_root_code;  // not shown: a multi-root rule is one opaque step of the tree
+  for (const Pass& pass : file.passes) {
+    PassTrees trees = build_pass_trees(file, pass, registry, names, needs, multi_root_code);
+    out.line(fmt::format("pass {} ({}): {}, {}", pass.name, file.basename, counted(pass.rules.size(), "rule"),
+                         counted(trees.alternatives.size(), "alternative")));
+    out.indent();
+    for (const PassTrees::Group& group : trees.groups) {
+      out.line(
+          fmt::format("rooted at {}: {}", group_title(group, registry), counted(group.tree.size(), "alternative")));
+      out.indent();
+      group.tree.print_plan(out);
+      out.dedent();
+    }
+    out.dedent();
+  }
+  return out.str();
+}
 
 EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& given_registry) {
   const OpRegistry& registry = file.op_registry ? *file.op_registry : given_registry;  // with the file's `op`s
@@ -1370,78 +1748,11 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   close_namespace(header, options.namespace_name);
   result.header = header.str();
 
-  // --- rule functions ---
+  // --- multi-root rule functions, and the decision trees ---
   CodeWriter rules_code;
   Needs needs;
-  std::map<const Pass*, std::vector<Alternative>> alternatives;
-  for (const Pass& pass : file.passes) {
-    for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
-      const Rule& rule = pass.rules[rule_index];
-      std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
-      if (rule.kind == Rule::Kind::MultiRoot) {
-        alternatives[&pass].push_back(
-            emit_multi_root_rule(rule, rule_index, location, names, registry, needs, rules_code));
-        continue;
-      }
-      std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
-      // Alternatives that differ only in the root op (which the dispatch switch has checked) share a function.
-      struct Function {
-        std::string name;
-        std::string text;
-        const Pattern* pattern;  // the first alternative's
-        std::vector<size_t> alternatives;
-      };
-      std::vector<Function> functions;
-      std::map<std::string, size_t> function_of_body;
-      const bool partition = rule.kind == Rule::Kind::Partition;
-      const std::string guard = rule.guard ? " where " + to_string(*rule.guard) : "";
-      const std::string action = partition ? "" : " => " + rhs_to_string(rule);
-      const std::string header = partition ? "// partition " + string_literal(rule.name) + " (" + location + ")"
-                                           : "// rule " + rule.name + " (" + location + ")";
-      const std::string function_base = (partition ? "partition_" : "rule_") + rule.name;
-      for (size_t k = 0; k < expanded.size(); ++k) {
-        CodeWriter function;
-        RuleEmitter(registry, *expanded[k], rule, needs).emit(function, kFunctionName);
-        auto [shared, fresh] = function_of_body.emplace(function.str(), functions.size());
-        if (fresh) {
-          std::string name = names.fresh(expanded.size() == 1 ? function_base
-                                                              : function_base + "_" + std::to_string(k + 1));
-          std::string text = function.str();
-          text.replace(text.find(kFunctionName), std::string_view(kFunctionName).size(), name);
-          functions.push_back(Function{name, std::move(text), expanded[k].get(), {}});
-        }
-        Function& target = functions[shared->second];
-        target.alternatives.push_back(k + 1);
-        Alternative alternative;
-        alternative.rule_index = rule_index;
-        alternative.rule = &rule;
-        alternative.composite_root = root_call(*expanded[k]).composite.has_value();
-        alternative.root_op = alternative.composite_root ? OpId{0} : root_call(*expanded[k]).ops[0].id;
-        alternative.specificity = pattern_specificity(*expanded[k]);
-        alternative.function = target.name;
-        alternative.comment = header;
-        if (expanded.size() > 1) alternative.comment += fmt::format(", alternative {} of {}", k + 1, expanded.size());
-        alternatives[&pass].push_back(std::move(alternative));
-      }
-      for (const Function& function : functions) {
-        if (function.alternatives.size() == 1) {
-          rules_code.line(expanded.size() == 1 ? header
-                                               : header + fmt::format(", alternative {} of {}",
-                                                                      function.alternatives[0], expanded.size()));
-          rules_code.line("// " + comment_text(to_string(*function.pattern) + guard + action));
-        } else {
-          std::string which =
-              function.alternatives.size() == expanded.size()
-                  ? fmt::format("all {} alternatives", expanded.size())
-                  : fmt::format("alternatives {} of {}", fmt::join(function.alternatives, ", "), expanded.size());
-          rules_code.line(header + ", " + which + " (they differ in the root op only)");
-          rules_code.line("// " + comment_text(to_string(*rule.lhs) + guard + action));
-        }
-        rules_code.text(function.text);
-        rules_code.blank();
-      }
-    }
-  }
+  std::map<const Pass*, PassTrees> trees;
+  for (const Pass& pass : file.passes) trees[&pass] = build_pass_trees(file, pass, registry, names, needs, rules_code);
 
   CodeWriter op_registrations;
   emit_op_registrations(op_registrations, file, registry, names, needs);
@@ -1460,6 +1771,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   if (needs.algorithm) system_includes.insert(system_includes.begin(), "<algorithm>");
   for (const std::string& include : system_includes) source.line("#include " + include);
   source.blank();
+  if (needs.dominators) source.line("#include \"dpl/ir/dominators.h\"");
   source.line("#include \"dpl/ir/graph.h\"");
   source.line("#include \"dpl/ir/op_registry.h\"");
   source.line("#include \"dpl/rewrite/driver.h\"");
@@ -1476,9 +1788,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.line("namespace {");
   source.blank();
   source.text(op_registrations.str());
-  std::string rules_text = rules_code.str();  // each rule function ends with a blank line already
-  if (rules_text.ends_with('\n')) rules_text.pop_back();
-  source.line(rules_text);
+  source.text(rules_code.str());  // each rule function ends with a blank line already
 
   // Per pass: the dispatching matcher and the rule table (file-local), then the public PassDef accessors, then
   // the registrations.
@@ -1487,7 +1797,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     std::string matcher = names.fresh("match_" + pass.name);
     std::string rule_table = names.fresh(pass.name + "_rules");
     matcher_and_table[&pass] = {matcher, rule_table};
-    emit_matcher(source, pass, matcher, alternatives[&pass], registry);
+    emit_matcher(source, pass, matcher, trees[&pass], names, registry);
     if (pass.rules.empty()) {
       source.line("const std::span<const dpl::RuleInfo> " + rule_table + ";");
     } else {
@@ -1510,7 +1820,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     source.indent();
     source.line("static const dpl::PassDef pass{" + string_literal(pass.name) + ", " +
                 string_literal(pass.description) + ", " + string_literal(file.basename) + ", " + rule_table + ", &" +
-                matcher + visit_initializers(pass, alternatives[&pass]) + "};");
+                matcher + visit_initializers(pass, trees[&pass].alternatives) + "};");
     source.line("return pass;");
     source.dedent();
     source.line("}");

@@ -75,6 +75,10 @@ class MacroExpander {
                      for (PatternPtr& alternative : p.alternatives) expand(alternative, expanding);
                    },
                    [&](ItemPattern& p) { expand(p.tuple, expanding); },
+                   [&](DominatorPattern& p) {
+                     expand(p.parent, expanding);
+                     expand(p.child, expanding);
+                   },
                    [&](TuplePattern& p) {
                      for (PatternPtr& field : p.fields) expand(field, expanding);
                    },
@@ -91,9 +95,9 @@ class MacroExpander {
   }
 
   bool check_use(const CallPattern& call, const PatternMacro& macro, SourceLoc loc) {
-    if (call.optional || !call.attrs.empty()) {
+    if (call.optional || !call.attrs.empty() || call.rest) {
       diags_.error(call.attrs.empty() ? loc : call.attrs[0].loc,
-                   "a use of pattern '" + macro.name + "' takes patterns only: no attributes, no '?'");
+                   "a use of pattern '" + macro.name + "' takes patterns only: no attributes, no '?', no '...'");
       return false;
     }
     if (call.operands.size() != macro.params.size()) {
@@ -128,6 +132,10 @@ class MacroExpander {
                      for (const PatternAttr& attr : p.attrs) {
                        if (!attr.literal) not_a_parameter(attr.capture, attr.value_loc);
                      }
+                     if (p.rest && !p.rest->name.empty()) not_a_parameter(p.rest->name, p.rest->loc);
+                   },
+                   [&](const TuplePattern& p) {
+                     if (p.rest && !p.rest->name.empty()) not_a_parameter(p.rest->name, p.rest->loc);
                    },
                    [&](const TypePattern& p) {
                      if (!p.shape) return;
@@ -201,6 +209,10 @@ class MacroExpander {
                      for (PatternPtr& alternative : p.alternatives) replace_params(alternative, substitutions);
                    },
                    [&](ItemPattern& p) { replace_params(p.tuple, substitutions); },
+                   [&](DominatorPattern& p) {
+                     replace_params(p.parent, substitutions);
+                     replace_params(p.child, substitutions);
+                   },
                    [&](TuplePattern& p) {
                      for (PatternPtr& field : p.fields) replace_params(field, substitutions);
                    },

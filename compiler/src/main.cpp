@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dpl/compiler/compile.h"
+#include "dpl/compiler/rule_tests.h"
 #include "dpl/compiler/verify.h"
 
 namespace {
@@ -110,20 +111,27 @@ int main(int argc, char** argv) {
   std::string emit;
   bool check_only = false;
   bool verify = false;
+  bool run_tests = false;
+  std::string tests_manifest;
   app.add_option("rules", input, "The .dpl rule file")->required();
   app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
   app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")->capture_default_str();
   app.add_option("--depfile", depfile, "Also write a Makefile-syntax depfile listing the inputs");
-  app.add_option("--emit", emit, "Print instead of writing files: ast or cpp")->check(CLI::IsMember({"ast", "cpp"}));
+  app.add_option("--emit", emit, "Print instead of writing files: ast, cpp, or plan (each pass's decision tree)")
+      ->check(CLI::IsMember({"ast", "cpp", "plan"}));
   app.add_flag("--check", check_only, "Only check the rules; write nothing");
   app.add_flag("--verify", verify,
                "Test each rule numerically on small instances of its left-hand side; write nothing");
+  app.add_flag("--test", run_tests, "Run the file's test declarations with the rule interpreter; write nothing");
+  app.add_option("--tests-manifest", tests_manifest,
+                 "Also write the file's tests (absolute paths) for the compiled-pass test runner");
   try {
     app.parse(argc, argv);
-    if (!check_only && !verify && emit.empty() && output_dir.empty()) {
+    if (!check_only && !verify && !run_tests && emit.empty() && output_dir.empty()) {
       throw CLI::RequiredError("-o DIR (or --check, or --emit)");
     }
     if (!depfile.empty() && output_dir.empty()) throw CLI::ValidationError("--depfile needs -o DIR");
+    if (!tests_manifest.empty() && output_dir.empty()) throw CLI::ValidationError("--tests-manifest needs -o DIR");
     if (!is_namespace_name(namespace_name)) {
       throw CLI::ValidationError("--namespace: '" + namespace_name + "' is not a C++ namespace name");
     }
@@ -138,6 +146,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (run_tests) {
+    return dpl::compiler::run_rule_tests_interpreted(input, std::cout, std::cerr) ? kExitOk : kExitInputError;
+  }
   if (verify) {
     return dpl::compiler::verify_rules(input, std::cout, std::cerr).ok ? kExitOk : kExitInputError;
   }
@@ -151,7 +162,7 @@ int main(int argc, char** argv) {
 
   dpl::compiler::CompileOptions options;
   options.emit.namespace_name = namespace_name;
-  options.generate = !check_only && emit != "ast";
+  options.generate = !check_only && emit != "ast" && emit != "plan";
   dpl::DiagnosticEngine diags;
   dpl::compiler::CompileResult result = dpl::compiler::compile(*source, diags, options);
   diags.print(std::cerr);
@@ -162,6 +173,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (check_only) return kExitOk;
+  if (emit == "plan") {
+    std::cout << dpl::compiler::emit_plan(*result.ast);
+    return kExitOk;
+  }
   if (emit == "cpp") {
     std::cout << "// ---- " << result.cpp->header_name << "\n" << result.cpp->header;
     std::cout << "// ---- " << result.cpp->source_name << "\n" << result.cpp->source;
@@ -186,6 +201,11 @@ int main(int argc, char** argv) {
         make_escape(fs::absolute(header_path).string()) + " " + make_escape(fs::absolute(source_path).string()) + ":";
     for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
     written = outputs.stage(depfile, rule + "\n", write_error);
+  }
+  if (written && !tests_manifest.empty()) {
+    std::string manifest;
+    written = dpl::format_rule_test_manifest(dpl::compiler::rule_test_cases(*result.ast), manifest, write_error) &&
+              outputs.stage(tests_manifest, manifest, write_error);
   }
   written = written && outputs.commit(write_error);
   if (!written) {

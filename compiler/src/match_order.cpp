@@ -2,6 +2,7 @@
 #include "dpl/compiler/match_order.h"
 
 #include <algorithm>
+#include <set>
 
 namespace dpl::compiler {
 
@@ -14,6 +15,10 @@ void count_mentions(const Pattern& pattern, Mentions& mentions) {
                    for (const PatternAttr& attr : p.attrs) {
                      if (!attr.literal) ++mentions[attr.capture];
                    }
+                   if (p.rest && !p.rest->name.empty()) ++mentions[p.rest->name];
+                 },
+                 [&](const TuplePattern& p) {
+                   if (p.rest && !p.rest->name.empty()) ++mentions[p.rest->name];
                  },
                  [&](const TypePattern& p) {
                    if (!p.shape) return;
@@ -29,6 +34,7 @@ void count_mentions(const Pattern& pattern, Mentions& mentions) {
 
 void count_mentions(const Expr& expr, Mentions& mentions) {
   if (const auto* var = std::get_if<VarExpr>(&expr.node)) ++mentions[var->name];
+  if (const auto* spread = std::get_if<SpreadExpr>(&expr.node)) ++mentions[spread->name];
   const auto* call = std::get_if<CallExpr>(&expr.node);
   if (call != nullptr && call->op_is_var) ++mentions[call->op.text];
   for_each_sub_expr(expr, [&](const Expr& sub) { count_mentions(sub, mentions); });
@@ -90,6 +96,7 @@ size_t pattern_size(const Pattern& pattern) {
                           return size;
                         },
                         [](const ItemPattern& p) { return 1 + pattern_size(*p.tuple); },
+                        [](const DominatorPattern& p) { return 1 + pattern_size(*p.parent) + pattern_size(*p.child); },
                         [](const TuplePattern& p) {
                           size_t size = 1;
                           for (const PatternPtr& field : p.fields) size += pattern_size(*field);
@@ -115,7 +122,54 @@ void computed_attrs(const Expr& expr, std::vector<const Expr*>& out) {
 
 const CallPattern& root_call(const Pattern& pattern) {
   if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return root_call(*bind->inner);
+  if (const auto* dominator = std::get_if<DominatorPattern>(&pattern.node)) return root_call(*dominator->child);
   return std::get<CallPattern>(pattern.node);
+}
+
+bool root_is_item(const Pattern& pattern) {
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return root_is_item(*bind->inner);
+  return std::holds_alternative<ItemPattern>(pattern.node);
+}
+
+namespace {
+
+bool is_leaf(const Pattern& pattern) {
+  return !std::holds_alternative<CallPattern>(pattern.node) && !std::holds_alternative<BindPattern>(pattern.node) &&
+         !std::holds_alternative<ItemPattern>(pattern.node) && !std::holds_alternative<TuplePattern>(pattern.node) &&
+         !std::holds_alternative<DominatorPattern>(pattern.node);
+}
+
+void collect_inner_binds(const Pattern& pattern, std::set<std::string>& names) {
+  const auto* bind = std::get_if<BindPattern>(&pattern.node);
+  if (bind != nullptr && !is_leaf(*bind->inner)) names.insert(bind->name);
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_inner_binds(sub, names); });
+}
+
+void collect_input_leaves(const Pattern& pattern, std::set<std::string>& seen, std::vector<const Pattern*>& leaves) {
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) {
+    if (is_leaf(*bind->inner) && !seen.insert(bind->name).second) return;
+  } else if (const auto* var = std::get_if<VarPattern>(&pattern.node)) {
+    if (seen.insert(var->name).second) leaves.push_back(&pattern);
+    return;
+  } else if (is_leaf(pattern)) {
+    leaves.push_back(&pattern);
+    return;
+  } else if (const auto* dominator = std::get_if<DominatorPattern>(&pattern.node)) {
+    // Every node the child's operands lead to is in the region, up to the parent: its leaves are the inputs.
+    collect_input_leaves(*dominator->parent, seen, leaves);
+    return;
+  }
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_input_leaves(sub, seen, leaves); });
+}
+
+}  // namespace
+
+std::vector<const Pattern*> partition_input_leaves(const Pattern& pattern) {
+  std::set<std::string> seen;
+  collect_inner_binds(pattern, seen);
+  std::vector<const Pattern*> leaves;
+  collect_input_leaves(pattern, seen, leaves);
+  return leaves;
 }
 
 size_t pattern_specificity(const Pattern& pattern) {
@@ -142,6 +196,11 @@ size_t pattern_specificity(const Pattern& pattern) {
                      [&](const ItemPattern& i) {
                        points += i.index ? 1 : 0;
                        (*this)(*i.tuple);
+                     },
+                     [&](const DominatorPattern& d) {
+                       points += 1;
+                       (*this)(*d.parent);
+                       (*this)(*d.child);
                      },
                      [&](const TypePattern& t) {
                        points += t.dtype ? 1 : 0;

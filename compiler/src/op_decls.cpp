@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "dpl/ir/graph.h"
@@ -64,7 +65,9 @@ class OpDeclarer {
       diags_.error(decl.name_loc, "write the name of a declared op without 'R.' or 'relax.' (uses may add it)");
       return;
     }
-    if (registry_.find(decl.name) != nullptr) {
+    // A user op of that name already in the registry (registered by a linked pass library, or by the rule
+    // interpreter for an earlier load of this file) is the same op when the signatures agree.
+    if (const OpInfo* known = registry_.find(decl.name); known != nullptr && known->id < op::kNumBuiltinOps) {
       diags_.error(decl.name_loc, "'" + decl.name + "' is a built-in op; a declaration cannot redefine it (choose a "
                                   "name of your own, such as 'my." + decl.name + "')");
       return;
@@ -87,7 +90,11 @@ class OpDeclarer {
     }
     for (size_t i = 0; i < decl.traits.size(); ++i) info.traits |= trait(decl, info, i);
     info.infer = result_rule(decl);
-    decl.id = registry_.add(std::move(info));
+    try {
+      decl.id = registry_.add(std::move(info));
+    } catch (const std::invalid_argument& error) {
+      diags_.error(decl.name_loc, std::string(error.what()) + " (by a pass library or rule file loaded before)");
+    }
   }
 
  private:

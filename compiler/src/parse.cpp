@@ -253,8 +253,11 @@ class AstBuilder {
         if (auto built = build_extern(declaration)) ast->externs.push_back(std::move(*built));
       } else if (auto* op = item->opDecl()) {
         if (auto built = build_op_decl(op)) ast->ops.push_back(std::move(*built));
+      } else if (auto* test = item->testDecl()) {
+        if (auto built = build_test(test, nullptr)) tests_.push_back(std::move(*built));
       }
     }
+    ast->tests = std::move(tests_);
     for (PatternMacro& macro : pass_macros_) ast->macros.push_back(std::move(macro));
     return ast;
   }
@@ -389,9 +392,88 @@ class AstBuilder {
       } else if (auto* macro = item->patternDecl()) {
         // Pattern declarations are file-wide wherever they are written.
         if (auto built = build_macro(macro)) pass_macros_.push_back(std::move(*built));
+      } else if (auto* test = item->testDecl()) {
+        if (auto built = build_test(test, &pass)) tests_.push_back(std::move(*built));
       }
     }
     return pass;
+  }
+
+  // `test NAME { items }`, inside `pass` (which it then tests) or at the top level (null). Each item at most
+  // once; `input` and `expect` are required, and a top-level test names what it runs.
+  std::optional<RuleTest> build_test(DplParser::TestDeclContext* context, const Pass* pass) {
+    RuleTest test;
+    test.name = context->ident()->getText();
+    test.name_loc = loc(context->ident());
+    if (pass != nullptr) {
+      test.target = pass->name;
+      test.target_loc = test.name_loc;
+    }
+    bool ok = true;
+    std::map<std::string, SourceLoc> given;
+    for (DplParser::TestItemContext* item : context->testItem()) {
+      std::string keyword = item->getStart()->getText();
+      if (auto first = given.find(keyword); first != given.end()) {
+        Diagnostic& diag = diags_.error(loc(item), "'" + keyword + "' is given twice in test '" + test.name + "'");
+        DiagnosticEngine::add_note(diag, first->second, "first given here");
+        continue;
+      }
+      if (keyword == "pass" || keyword == "pipeline") {
+        if (given.count("pass") + given.count("pipeline") > 0) {
+          diags_.error(loc(item), "a test runs one pass or pipeline");
+          continue;
+        }
+      }
+      given[keyword] = loc(item);
+      if (auto* target = dynamic_cast<DplParser::TestTargetItemContext*>(item)) {
+        if (pass != nullptr) {
+          diags_.error(loc(item), "a test inside pass '" + pass->name + "' tests that pass; move it out of the " +
+                                      "pass block to run another pass or a pipeline");
+          continue;
+        }
+        test.target = target->ident()->getText();
+        test.target_loc = loc(target->ident());
+        test.target_is_pipeline = keyword == "pipeline";
+      } else if (auto* input = dynamic_cast<DplParser::TestInputItemContext*>(item)) {
+        test.input = unquote(input->STRING()->getSymbol());
+        test.input_loc = loc(input->STRING()->getSymbol());
+      } else if (auto* expect = dynamic_cast<DplParser::TestExpectItemContext*>(item)) {
+        test.expect_unchanged = expect->unchanged != nullptr;
+        if (expect->path != nullptr) test.expect = unquote(expect->path);
+        test.expect_loc = loc(expect->unchanged != nullptr ? expect->unchanged : expect->path);
+      } else if (auto* seed = dynamic_cast<DplParser::TestSeedItemContext*>(item)) {
+        std::string digits = seed->INT()->getText();
+        auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), test.seed);
+        if (error != std::errc() || end != digits.data() + digits.size()) {
+          diags_.error(loc(seed->INT()->getSymbol()), "a seed is an integer from 0 to 2^64 - 1");
+        }
+      } else if (auto* tolerance = dynamic_cast<DplParser::TestToleranceItemContext*>(item)) {
+        std::string text = tolerance->number->getText();
+        double value = std::strtod(text.c_str(), nullptr);
+        if (!std::isfinite(value) || value <= 0) {
+          diags_.error(loc(tolerance->number), "a tolerance is a positive number");
+        }
+        test.tolerance = value;
+      } else {
+        test.numbers_differ = true;
+      }
+    }
+    SourceLoc end = loc(context->getStop());
+    if (given.count("input") == 0) {
+      diags_.error(end, "test '" + test.name + "' needs 'input \"before.relax\";'");
+      ok = false;
+    }
+    if (given.count("expect") == 0) {
+      diags_.error(end, "test '" + test.name + "' needs 'expect \"after.relax\";' or 'expect unchanged;'");
+      ok = false;
+    }
+    if (test.target.empty()) {
+      diags_.error(test.name_loc, "test '" + test.name + "' needs 'pass NAME;' or 'pipeline NAME;' (or write it " +
+                                      "inside the pass block it tests)");
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return test;
   }
 
   std::optional<Rule> build_rule(DplParser::RuleDeclContext* context) {
@@ -537,6 +619,10 @@ class AstBuilder {
       diags_.error(loc(context), "pattern nested too deeply");
       return nullptr;
     }
+    if (is_rest(context)) {
+      report_misplaced_rest(context);
+      return nullptr;
+    }
     if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
       return primary_pattern(primary->primary(), depth);
     }
@@ -586,6 +672,92 @@ class AstBuilder {
     }
     diags_.error(loc(context), "expected a pattern");
     return nullptr;
+  }
+
+  // `...` or `xs...` (or a malformed `p...`): what may end the operands of a call or the fields of a tuple.
+  static bool is_rest(DplParser::ExprContext* context) {
+    auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context);
+    return dynamic_cast<DplParser::SpreadExprContext*>(context) != nullptr ||
+           (primary != nullptr && dynamic_cast<DplParser::RestPrimaryContext*>(primary->primary()) != nullptr);
+  }
+
+  void report_misplaced_rest(DplParser::ExprContext* context) {
+    diags_.error(loc(context), "'" + context->getText() +
+                                   "' stands for the remaining operands; it can only be the last operand of a call "
+                                   "or the last field of a tuple");
+  }
+
+  // The operands (fields) `f(a, b, xs...)` lists: patterns, then a rest at the end; false after an error.
+  bool operand_patterns(const std::vector<DplParser::ExprContext*>& written, std::vector<PatternPtr>& operands,
+                        std::optional<RestPattern>& rest, int depth) {
+    for (size_t i = 0; i < written.size(); ++i) {
+      DplParser::ExprContext* operand = written[i];
+      if (!is_rest(operand)) {
+        PatternPtr pattern = this->pattern(operand, depth + 1);
+        if (pattern == nullptr) return false;
+        operands.push_back(std::move(pattern));
+        continue;
+      }
+      if (i + 1 != written.size()) {
+        report_misplaced_rest(operand);
+        return false;
+      }
+      rest = RestPattern{{}, loc(operand)};
+      if (auto* spread = dynamic_cast<DplParser::SpreadExprContext*>(operand)) {
+        auto* name = as_name(spread->expr());
+        if (name == nullptr) {
+          diags_.error(loc(spread->expr()), "'...' follows a name that binds the remaining operands (xs...), or "
+                                            "stands alone (...)");
+          return false;
+        }
+        rest->name = name->getText();
+        if (!check_variable_name(rest->name, loc(spread->expr()))) return false;
+      }
+    }
+    return true;
+  }
+
+  // `dominates(parent, path, child)`: the path is an op, an op class or alternatives of them.
+  PatternPtr dominator_pattern(DplParser::CallExprContext* context, int depth) {
+    static const char* kForm = "dominates(...) takes a parent pattern, a path (an op class such as elementwise, or "
+                               "ops separated by '|') and a child pattern: dominates(nn.conv2d(x, w), elementwise, "
+                               "add(_, _))";
+    std::vector<DplParser::ExprContext*> args;
+    if (DplParser::ArgumentsContext* arguments = context->arguments()) {
+      for (DplParser::ArgumentContext* argument : arguments->argument()) {
+        auto* positional = dynamic_cast<DplParser::PositionalArgumentContext*>(argument);
+        if (positional == nullptr) {
+          diags_.error(loc(argument), kForm);
+          return nullptr;
+        }
+        args.push_back(positional->expr());
+      }
+    }
+    if (args.size() != 3) {
+      diags_.error(loc(context), kForm);
+      return nullptr;
+    }
+    DominatorPattern dominator;
+    DplParser::ExprContext* path = args[1];
+    if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(path)) {
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(primary->primary())) path = paren->expr();
+    }
+    std::vector<DplParser::ExprContext*> names;
+    collect_alternatives(path, names);
+    for (DplParser::ExprContext* name : names) {
+      std::optional<std::string> text = dotted_name(name);
+      if (!text) {
+        diags_.error(loc(name), "a dominator path is an op class (elementwise, broadcast, injective, reduction, "
+                                "opaque) or an op name, alternatives separated by '|'");
+        return nullptr;
+      }
+      dominator.path.push_back(OpName{*text, loc(name), 0});
+    }
+    dominator.parent = pattern(args[0], depth + 1);
+    if (dominator.parent == nullptr) return nullptr;
+    dominator.child = pattern(args[2], depth + 1);
+    if (dominator.child == nullptr) return nullptr;
+    return make_pattern(loc(context), std::move(dominator));
   }
 
   // `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`, `Tensor[_, float16]`.
@@ -683,7 +855,12 @@ class AstBuilder {
       if (text == "const") return make_pattern(loc(context), ConstPattern{});
       return make_pattern(loc(context), VarPattern{text});
     }
-    if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(context)) return pattern(paren->expr(), depth + 1);
+    if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(context)) {
+      if (!is_rest(paren->expr())) return pattern(paren->expr(), depth + 1);
+      TuplePattern fields;  // `(...)`, `(xs...)`: a tuple of any number of fields
+      if (!operand_patterns({paren->expr()}, fields.fields, fields.rest, depth)) return nullptr;
+      return make_pattern(loc(context), std::move(fields));
+    }
     if (dynamic_cast<DplParser::IntPrimaryContext*>(context) != nullptr ||
         dynamic_cast<DplParser::FloatPrimaryContext*>(context) != nullptr) {
       diags_.error(loc(context), "a number is not a pattern; write const(" + context->getText() +
@@ -692,11 +869,7 @@ class AstBuilder {
     }
     if (auto* tuple = dynamic_cast<DplParser::TuplePrimaryContext*>(context)) {
       TuplePattern fields;
-      for (DplParser::ExprContext* field : tuple->expr()) {
-        PatternPtr part = pattern(field, depth + 1);
-        if (part == nullptr) return nullptr;
-        fields.fields.push_back(std::move(part));
-      }
+      if (!operand_patterns(tuple->expr(), fields.fields, fields.rest, depth)) return nullptr;
       return make_pattern(loc(context), std::move(fields));
     }
     diags_.error(loc(context), "expected a pattern");
@@ -705,6 +878,9 @@ class AstBuilder {
 
   PatternPtr call_pattern(DplParser::CallExprContext* context, int depth) {
     DplParser::ExprContext* callee = context->expr();
+    if (auto* name = as_name(callee); name != nullptr && name->getText() == "dominates") {
+      return dominator_pattern(context, depth);
+    }
     CallPattern call;
     if (auto* optional = dynamic_cast<DplParser::OptionalExprContext*>(callee)) {
       call.optional = true;
@@ -736,6 +912,7 @@ class AstBuilder {
     }
     if (DplParser::ArgumentsContext* arguments = context->arguments()) {
       bool seen_keyword = false;
+      std::vector<DplParser::ExprContext*> operands;
       for (DplParser::ArgumentContext* argument : arguments->argument()) {
         if (auto* keyword = dynamic_cast<DplParser::KeywordArgumentContext*>(argument)) {
           if (call.composite) {
@@ -765,11 +942,10 @@ class AstBuilder {
             diags_.error(loc(positional), "operand after keyword attributes; operands come first");
             return nullptr;
           }
-          PatternPtr operand = pattern(positional->expr(), depth + 1);
-          if (operand == nullptr) return nullptr;
-          call.operands.push_back(std::move(operand));
+          operands.push_back(positional->expr());
         }
       }
+      if (!operand_patterns(operands, call.operands, call.rest, depth)) return nullptr;
     }
     return make_pattern(loc(context), std::move(call));
   }
@@ -932,8 +1108,27 @@ class AstBuilder {
         }
         return make_expr(loc(context), VarExpr{text});
       }
-      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner))
-        return expression(paren->expr(), depth + 1);
+      if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner)) {
+        if (!is_rest(paren->expr())) return expression(paren->expr(), depth + 1);
+        TupleExpr fields;  // `(xs...)`: the tuple of a list's values
+        ExprPtr spread = expression(paren->expr(), depth + 1);
+        if (spread == nullptr) return nullptr;
+        fields.fields.push_back(std::move(spread));
+        return make_expr(loc(context), std::move(fields));
+      }
+      if (dynamic_cast<DplParser::RestPrimaryContext*>(inner) != nullptr) {
+        diags_.error(loc(context), "'...' matches operands without naming them; to pass them on, bind them on the "
+                                   "left (xs...) and spread them here (xs...)");
+        return nullptr;
+      }
+    }
+    if (auto* spread = dynamic_cast<DplParser::SpreadExprContext*>(context)) {
+      auto* name = as_name(spread->expr());
+      if (name == nullptr) {
+        diags_.error(loc(context), "'...' spreads a list bound on the left: xs...");
+        return nullptr;
+      }
+      return make_expr(loc(context), SpreadExpr{name->getText(), loc(name)});
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_expression(call, depth);
     if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
@@ -1301,6 +1496,7 @@ class AstBuilder {
   DiagnosticEngine& diags_;
   antlr4::TokenStream* parser_tokens_;
   std::vector<PatternMacro> pass_macros_;  // declared inside pass blocks
+  std::vector<RuleTest> tests_;            // in file order, inside pass blocks or not
 };
 
 // The length of the well-formed UTF-8 sequence starting at `text[at]` (RFC 3629: no overlong forms, surrogates

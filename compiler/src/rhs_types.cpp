@@ -98,7 +98,11 @@ class RuleTyper {
             [&](const TuplePattern& p) {
               std::vector<TypeRef> fields;
               for (const PatternPtr& field : p.fields) fields.push_back(type_pattern(*field)->type());
-              return value(Type::tuple(fields));
+              return value(p.rest ? Type::unknown() : Type::tuple(fields));  // `(a, ...)`: any number of fields
+            },
+            [&](const DominatorPattern& p) {
+              type_pattern(*p.parent);
+              return type_pattern(*p.child);
             },
             [&](const ItemPattern& p) {
               TypeRef tuple = type_pattern(*p.tuple)->type();
@@ -112,7 +116,7 @@ class RuleTyper {
   }
 
   // The type of the value `expr` builds, or nullopt after reporting that it cannot be built; null when it is
-  // not known statically (an extern rewriter, a list).
+  // not known statically (an extern rewriter, a list, anything a spread `xs...` takes part in).
   std::optional<Node*> type_expr(const Expr& expr, Node* root, const Node* sibling = nullptr) {
     return std::visit(
         Overloaded{
@@ -200,7 +204,8 @@ class RuleTyper {
     std::vector<Node*> operands;
     for (const PatternPtr& operand : call.operands) operands.push_back(type_pattern(*operand));
     if (!call.op_var.empty() && call.ops.size() == 1) ops_[call.op_var] = call.ops[0].id;
-    if (call.composite || call.ops.size() != 1) return value(Type::unknown());
+    // With `xs...` the operands are not all known; a list is not typed, so its spreads on the right are not either.
+    if (call.composite || call.ops.size() != 1 || call.rest) return value(Type::unknown());
     const OpInfo& info = registry_.get(call.ops[0].id);
     AttrList attrs = info.default_attrs();
     std::vector<bool> open(info.attrs.size(), true);

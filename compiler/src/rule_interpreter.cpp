@@ -1,6 +1,7 @@
 // The rule interpreter: each rule alternative becomes a small match program (the checks the emitter would
-// generate, in its order, with a choice point where the emitter opens a commutative-operand loop); guards and
-// right-hand sides are evaluated from the checked AST exactly as the generated C++ computes them.
+// generate, in its order, with a choice point where the emitter opens a loop: commutative operand orders, a later
+// root's candidate users); guards, right-hand sides, partitions and multi-root replacements are evaluated from the
+// checked AST exactly as the generated C++ computes them.
 #include "dpl/compiler/rule_interpreter.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <variant>
 
 #include "dpl/compiler/match_order.h"
+#include "dpl/ir/dominators.h"
 
 namespace dpl::compiler {
 
@@ -21,7 +23,7 @@ namespace {
 
 // --- what a variable holds while a rule is tried ---
 
-enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let };
+enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let, List };
 
 struct Binding {
   bool bound = false;
@@ -29,6 +31,7 @@ struct Binding {
   OpId op = 0;                    // Op
   const AttrValue* attr = nullptr;  // Attr: the matched node's attribute
   Dim dim = Dim::fixed(0);        // Dim
+  int list = -1;                  // List: an index into the alternative's lists
 };
 
 // A guard-like value, as the generated C++ computes it: numbers in double precision (integer arithmetic there is
@@ -56,6 +59,21 @@ struct Instr {
     Param,        // a function parameter (named `*name` when set)
     Item,         // a tuple item (with index `index` unless it is -1)
     Tuple,        // a tuple of `count` fields
+    // Fuzzy patterns:
+    AtLeast,       // a call with at least `count` operands (`f(a, ...)`)
+    TupleAtLeast,  // a tuple of at least `count` fields (`(a, ...)`)
+    Rest,         // binds the list slot `slot` (list `index`) to the operands from `count` on (`xs...`)
+    Dominator,    // regs[dst] = the parent `*dominator` reaches from regs[reg], the child (find_dominated_parent)
+    // Rule kinds beyond one rewritten root:
+    Composite,  // a call of a module function whose Composite attribute is `*name`, with `count` operands
+    Load,       // regs[dst] = the node of value variable `slot`
+    Users,      // a choice point: regs[dst] = each user of regs[reg] in turn (a later root's candidates)
+    NotRoot,    // regs[reg] is none of the roots matched so far (registers `roots`, group lists `lists`)
+    Guard,      // `*guard` holds (a root's own guard)
+    Group,      // collects group `index`'s members (the candidate program follows), then goes on at `dst`
+    Member,     // the end of a group's candidate program: tries the member program that follows on regs[reg]
+    Collect,    // the end of a member program: appends its values to group `index`'s lists
+    Accept,     // the end of the match: the rule's guard, then its action
   };
   Kind kind;
   int reg = 0;
@@ -68,13 +86,21 @@ struct Instr {
   const AttrValue* literal = nullptr;
   const ConstPattern* constant = nullptr;
   const TypePattern* type = nullptr;
+  const DominatorPattern* dominator = nullptr;
   const std::string* name = nullptr;
+  const Expr* guard = nullptr;
   std::vector<int> dims;
+  std::vector<int> roots;
+  std::vector<int> lists;
+};
+
+// A group root of a multi-root rule: the lists its members fill.
+struct GroupInfo {
+  int members = -1;                             // the list of the members themselves
+  std::vector<std::pair<int, int>> collected;  // (value slot inside the member program, list) incl. the members
 };
 
 bool attr_equal(const AttrValue& a, const AttrValue& b) { return a == b; }
-
-const std::string kNotYet = " are not supported by the interpreter yet (dplc compiles them)";
 
 // The error for a construct only compiled passes support.
 struct Unsupported {
@@ -82,19 +108,12 @@ struct Unsupported {
   std::string what;
 };
 
-// Walks a rule's patterns and expressions for what the interpreter cannot run.
+// Walks a rule's expressions for what the interpreter cannot run: calls of native code.
 class SupportCheck {
  public:
   std::optional<Unsupported> found;
 
-  void pattern(const Pattern& pattern) {
-    const auto* call = std::get_if<CallPattern>(&pattern.node);
-    if (call != nullptr && call->composite) report(pattern.loc, "composite(...) patterns" + kNotYet);
-    for_each_sub_pattern(pattern, [&](const Pattern& sub) { this->pattern(sub); });
-  }
-
   void expr(const Expr& expr) {
-    if (expr.type == ExprType::ValueList || expr.type == ExprType::NumberList) report(expr.loc, "group values" + kNotYet);
     const auto* call = std::get_if<CallExpr>(&expr.node);
     if (call != nullptr && call->native != nullptr) {
       report(expr.loc, std::string("extern ") +
@@ -112,22 +131,57 @@ class SupportCheck {
 // One alternative of one rule: its match program and what it needs to evaluate the guard and right-hand side.
 class Alternative {
  public:
+  // Where the pass's matcher tries an alternative: at calls of one op, at calls of composite functions, or at every
+  // node (a multi-root rule anchored at `x: _`).
+  enum class Anchor : uint8_t { Op, Composite, AnyNode, TupleItem };
+
+  // An alternative-free pattern of a rewrite or partition rule.
   Alternative(const OpRegistry& registry, PatternPtr pattern, const Rule& rule, size_t rule_index)
       : registry_(registry), pattern_(std::move(pattern)), rule_(rule), rule_index_(rule_index) {
     specificity_ = pattern_specificity(*pattern_);
-    Mentions mentions;
-    count_mentions(*pattern_, mentions);
-    MatchOrder order(registry_, mentions);
+    count_mentions(*pattern_, mentions_);
+    MatchOrder order(registry_, mentions_);
+    anchor_at(*pattern_);
     compile(*pattern_, new_register(), /*op_known=*/true, order);
-    for (const LetBinding& let : rule_.lets) {
-      slots_[let.name] = static_cast<int>(kinds_.size());
-      kinds_.push_back(SlotKind::Let);
+    if (rule_.kind == Rule::Kind::Partition) {
+      for (const Pattern* leaf : partition_input_leaves(*pattern_)) input_registers_.push_back(leaf_registers_.at(leaf));
     }
-    for (const LetBinding& let : rule_.lets) computed_attrs(*let.value, attr_values_);
-    computed_attrs(*rule_.rhs, attr_values_);
+    finish();
   }
 
-  OpId root_op() const { return root_call(*pattern_).ops[0].id; }
+  // A multi-root rule (docs/semantics.md), as the emitter's MultiRootEmitter matches it: the anchor at the visited
+  // node; each later root among the users of a value bound before it, backtracking over the candidates in users()
+  // order; a group collects every candidate that matches.
+  Alternative(const OpRegistry& registry, const Rule& rule, size_t rule_index)
+      : registry_(registry), rule_(rule), rule_index_(rule_index) {
+    for (const RootDecl& root : rule.roots) {
+      ++mentions_[root.name];
+      count_mentions(*root.pattern, mentions_);
+      specificity_ += pattern_specificity(*root.pattern);
+    }
+    for (const RootDecl& root : rule.roots) {
+      if (root.guard != nullptr) count_mentions(*root.guard, mentions_);
+    }
+    MatchOrder order(registry_, mentions_);
+    const RootDecl& anchor = rule.roots[0];
+    anchor_at(*anchor.pattern);
+    const int root = new_register();
+    emit(Instr::Kind::Var, root).slot = slot(anchor.name, SlotKind::Value);
+    compile(*anchor.pattern, root, /*op_known=*/true, order);
+    if (anchor.guard != nullptr) emit_guard(*anchor.guard, root, /*in_group=*/false);
+    root_registers_.push_back(root);
+    for (size_t i = 1; i < rule.roots.size(); ++i) {
+      if (rule.roots[i].group) {
+        compile_group(rule.roots[i], order);
+      } else {
+        compile_root(rule.roots[i], order);
+      }
+    }
+    finish();
+  }
+
+  Anchor anchor() const { return anchor_; }
+  OpId root_op() const { return root_op_; }  // Anchor::Op
   size_t rule_index() const { return rule_index_; }
   int priority() const { return rule_.options.priority; }
   size_t specificity() const { return specificity_; }
@@ -139,12 +193,218 @@ class Alternative {
     regs_.assign(num_registers_, nullptr);
     regs_[0] = root;
     vars_.assign(kinds_.size(), Binding{});
+    for (const auto& [slot, list] : list_slots_) vars_[static_cast<size_t>(slot)].list = list;
     trail_.clear();
     orders_.assign(num_loops_, 0);
-    return run(0);
+    lists_.resize(static_cast<size_t>(num_lists_));
+    fired_ = false;
+    run(0);
+    return fired_;
   }
 
  private:
+  // --- rule kinds: where the match starts, later roots and groups, what ends it ---
+
+  void anchor_at(const Pattern& pattern) {
+    const Pattern* top = &pattern;
+    while (const auto* bind = std::get_if<BindPattern>(&top->node)) top = bind->inner.get();
+    const auto* call = std::get_if<CallPattern>(&top->node);
+    if (std::holds_alternative<ItemPattern>(top->node)) {
+      anchor_ = Anchor::TupleItem;
+    } else if (std::holds_alternative<DominatorPattern>(top->node)) {
+      anchor_ = Anchor::Op;
+      root_op_ = root_call(pattern).ops[0].id;
+    } else if (call == nullptr) {
+      anchor_ = Anchor::AnyNode;
+    } else if (call->composite) {
+      anchor_ = Anchor::Composite;
+    } else {
+      anchor_ = Anchor::Op;
+      root_op_ = root_call(pattern).ops[0].id;
+    }
+  }
+
+  // The let slots, the computed attribute values, and the end of the program.
+  void finish() {
+    for (const LetBinding& let : rule_.lets) {
+      slots_[let.name] = static_cast<int>(kinds_.size());
+      kinds_.push_back(SlotKind::Let);
+    }
+    for (const LetBinding& let : rule_.lets) computed_attrs(*let.value, attr_values_);
+    if (rule_.rhs != nullptr) computed_attrs(*rule_.rhs, attr_values_);
+    for (const RootRewrite& rewrite : rule_.rewrites) computed_attrs(*rewrite.value, attr_values_);
+    emit(Instr::Kind::Accept, 0);
+  }
+
+  // Checks that regs[reg] is a call of `call`'s op (or of its composite function).
+  void check_callee(const CallPattern& call, int reg) {
+    if (call.composite) {
+      Instr& check = emit(Instr::Kind::Composite, reg);
+      check.name = &*call.composite;
+      check.count = static_cast<int>(call.operands.size());
+    } else {
+      emit(Instr::Kind::CallOf, reg).op = call.ops[0].id;
+    }
+  }
+
+  // The candidates for a later root: from the value it shares with the roots before it, up the users along the
+  // hook's path (innermost call first), each a call of the op on the path. Returns the candidate's register.
+  int open_candidates(const RootDecl& root) {
+    std::optional<RootHook> hook = find_root_hook(*root.pattern, [&](const std::string& name) {
+      auto it = slots_.find(name);
+      return it != slots_.end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Value;
+    });
+    int from = new_register();
+    Instr& load = emit(Instr::Kind::Load, 0);
+    load.dst = from;
+    load.slot = slots_.at(hook->variable);  // sema reports a root without a hook
+    for (size_t depth = hook->path.size(); depth-- > 0;) {
+      const int user = new_register();
+      emit(Instr::Kind::Users, from).dst = user;
+      check_callee(call_at(*root.pattern, std::span(hook->path).first(depth)), user);
+      from = user;
+    }
+    return from;
+  }
+
+  // A root's guard; a group's sees the names as bound in the member (`index`: its scope), not as lists.
+  void emit_guard(const Expr& expr, int reg, bool in_group) {
+    Instr& guard = emit(Instr::Kind::Guard, reg);
+    guard.guard = &expr;
+    guard.index = -1;
+    if (in_group) {
+      guard.index = static_cast<int>(member_scopes_.size());
+      member_scopes_.push_back(slots_);
+    }
+  }
+
+  void check_not_root(int candidate) {
+    Instr& check = emit(Instr::Kind::NotRoot, candidate);
+    check.roots = root_registers_;
+    for (const GroupInfo& group : groups_) check.lists.push_back(group.members);
+  }
+
+  // A later root: the first candidate with which the rest of the rule matches.
+  void compile_root(const RootDecl& root, const MatchOrder& order) {
+    const int candidate = open_candidates(root);
+    check_not_root(candidate);
+    emit(Instr::Kind::Var, candidate).slot = slot(root.name, SlotKind::Value);
+    compile(*root.pattern, candidate, /*op_known=*/true, order);
+    if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/false);
+    root_registers_.push_back(candidate);
+  }
+
+  // A group: every candidate that matches (with the group's guard) is a member; the values first bound in the
+  // member's pattern become lists, one entry per member, everywhere after it.
+  void compile_group(const RootDecl& root, const MatchOrder& order) {
+    const int index = static_cast<int>(groups_.size());
+    const size_t group_pc = program_.size();
+    emit(Instr::Kind::Group, 0).index = index;
+    const std::map<std::string, int> before = slots_;
+    GroupInfo group;
+    group.members = num_lists_++;
+    groups_.push_back(group);  // its own members are not candidates again (a user listed twice)
+    const int candidate = open_candidates(root);
+    check_not_root(candidate);
+    emit(Instr::Kind::Member, candidate);
+    const int member_slot = slot(root.name, SlotKind::Value);
+    emit(Instr::Kind::Var, candidate).slot = member_slot;
+    compile(*root.pattern, candidate, /*op_known=*/true, order);
+    if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/true);
+    emit(Instr::Kind::Collect, candidate).index = index;
+    program_[group_pc].dst = static_cast<int>(program_.size());
+    // Sema allows only values to be first bound inside a group; each becomes a list.
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      if (before.count(it->first) != 0) {
+        ++it;
+        continue;
+      }
+      if (kinds_[static_cast<size_t>(it->second)] != SlotKind::Value) {
+        it = slots_.erase(it);
+        continue;
+      }
+      const int list = it->second == member_slot ? group.members : num_lists_++;
+      groups_[static_cast<size_t>(index)].collected.emplace_back(it->second, list);
+      const int list_slot = static_cast<int>(kinds_.size());
+      kinds_.push_back(SlotKind::List);
+      list_slots_.emplace_back(list_slot, list);
+      it->second = list_slot;
+      ++it;
+    }
+  }
+
+  // Partition inputs: the nodes the input leaves matched.
+  bool partition() {
+    std::vector<Node*> inputs;
+    for (int reg : input_registers_) inputs.push_back(regs_[static_cast<size_t>(reg)]);
+    return rewriter_->partition(rule_.name, regs_[0], inputs) != nullptr;
+  }
+
+  // After a multi-root rule has matched, a right-hand side that does not build declines the rule (the roots'
+  // candidates are not tried further: the graph may have gained users while building).
+  bool replace_roots() {
+    for (const LetBinding& let : rule_.lets) {
+      Node* value = build(*let.value, nullptr);
+      if (value == nullptr) return false;
+      bind_let(let, value);
+    }
+    std::vector<std::pair<Node*, Node*>> replacements;
+    for (const RootRewrite& rewrite : rule_.rewrites) {
+      Node* value = build(*rewrite.value, nullptr);
+      if (value == nullptr) return false;
+      const Binding& root = variable(rewrite.root);
+      if (kind_of(rewrite.root) != SlotKind::List) {
+        replacements.emplace_back(root.node, value);
+        continue;
+      }
+      // A group's members take the fields of the tuple that replaces the group, one each.
+      const std::vector<Node*>& members = lists_[static_cast<size_t>(root.list)];
+      if (!value->type()->is_tuple() || value->type()->fields().size() != members.size()) return false;
+      for (size_t i = 0; i < members.size(); ++i) {
+        Node* item = rewriter_->item(value, static_cast<int64_t>(i));
+        if (item == nullptr) return false;
+        replacements.emplace_back(members[i], item);
+      }
+    }
+    return rewriter_->replace_all(replacements);
+  }
+
+  // The end of the match: true stops the search (fired_ says whether the rule rewrote); false backtracks to the
+  // latest choice point, as the generated code's `continue`.
+  bool accept() {
+    if (rule_.guard != nullptr) {
+      std::optional<Computed> guard = compute(*rule_.guard);
+      if (!guard || !std::get<bool>(*guard)) return false;
+    }
+    for (const Expr* value : attr_values_) {
+      if (!compute(*value)) return false;
+    }
+    switch (rule_.kind) {
+      case Rule::Kind::Partition:
+        fired_ = partition();
+        return fired_;
+      case Rule::Kind::MultiRoot:
+        fired_ = replace_roots();
+        return true;
+      case Rule::Kind::Rewrite:
+        break;
+    }
+    for (const LetBinding& let : rule_.lets) {
+      Node* value = build(*let.value, nullptr);
+      if (value == nullptr) return false;
+      bind_let(let, value);
+    }
+    Node* replacement = build(*rule_.rhs, nullptr);
+    fired_ = replacement != nullptr && rewriter_->replace(regs_[0], replacement);
+    return fired_;
+  }
+
+  void bind_let(const LetBinding& let, Node* value) {
+    Binding& var = vars_[static_cast<size_t>(slots_.at(let.name))];
+    var.node = value;
+    var.bound = true;
+  }
+
   // --- the match program, in the emitter's order ---
 
   int new_register() { return num_registers_++; }
@@ -173,6 +433,7 @@ class Alternative {
   }
 
   void compile(const Pattern& pattern, int reg, bool op_known, const MatchOrder& order) {
+    leaf_registers_[&pattern] = reg;  // what a partition's input leaf matched
     std::visit(Overloaded{
                    [](const WildcardPattern&) {},
                    [&](const VarPattern& p) { emit(Instr::Kind::Var, reg).slot = slot(p.name, SlotKind::Value); },
@@ -196,21 +457,52 @@ class Alternative {
                      compile(*p.tuple, operand(reg, 0, -1), false, order);
                    },
                    [&](const TuplePattern& p) {
-                     emit(Instr::Kind::Tuple, reg).count = static_cast<int>(p.fields.size());
+                     emit(p.rest ? Instr::Kind::TupleAtLeast : Instr::Kind::Tuple, reg).count =
+                         static_cast<int>(p.fields.size());
+                     if (p.rest) compile_rest(*p.rest, reg, p.fields.size());
                      for (size_t i = 0; i < p.fields.size(); ++i) {
                        compile(*p.fields[i], operand(reg, i, -1), false, order);
                      }
                    },
                    [&](const CallPattern& p) { compile_call(p, reg, op_known, order); },
+                   [&](const DominatorPattern& p) {
+                     compile(*p.child, reg, op_known, order);
+                     const int parent = new_register();
+                     Instr& walk = emit(Instr::Kind::Dominator, reg);
+                     walk.dst = parent;
+                     walk.dominator = &p;
+                     walk.op = root_call(*p.parent).ops[0].id;
+                     compile(*p.parent, parent, /*op_known=*/true, order);  // the walk stops at calls of that op
+                   },
                    [](const AltPattern&) {},  // expanded into separate alternatives
                },
                pattern.node);
   }
 
+  // `xs...` from operand `first` on; `...` binds nothing.
+  void compile_rest(const RestPattern& rest, int reg, size_t first) {
+    if (rest.name.empty()) return;
+    const int list = num_lists_++;
+    const int list_slot = slot(rest.name, SlotKind::List);
+    list_slots_.emplace_back(list_slot, list);
+    Instr& bind = emit(Instr::Kind::Rest, reg);
+    bind.slot = list_slot;
+    bind.index = list;
+    bind.count = static_cast<int>(first);
+  }
+
   void compile_call(const CallPattern& call, int reg, bool op_known, const MatchOrder& order) {
+    if (call.composite) {  // checked whole even at the root, as the emitter does; no operand-order choice
+      check_callee(call, reg);
+      for (size_t i : order.operand_order(call)) compile(*call.operands[i], operand(reg, i, -1), false, order);
+      return;
+    }
     const OpInfo& info = registry_.get(call.ops[0].id);
     if (!op_known) emit(Instr::Kind::CallOf, reg).op = info.id;
-    if (info.min_operands != info.max_operands) emit(Instr::Kind::Arity, reg).count = static_cast<int>(call.operands.size());
+    if (info.min_operands != info.max_operands) {
+      emit(call.rest ? Instr::Kind::AtLeast : Instr::Kind::Arity, reg).count = static_cast<int>(call.operands.size());
+    }
+    if (call.rest) compile_rest(*call.rest, reg, call.operands.size());
     if (!call.op_var.empty()) emit(Instr::Kind::OpVar, reg).slot = slot(call.op_var, SlotKind::Op);
     for (const PatternAttr& attr : call.attrs) {
       if (attr.literal) {
@@ -238,24 +530,64 @@ class Alternative {
     trail_.push_back(slot);
   }
 
+  void unbind_to(size_t mark) {
+    while (trail_.size() > mark) {
+      vars_[static_cast<size_t>(trail_.back())].bound = false;
+      trail_.pop_back();
+    }
+  }
+
+  // Runs the program from `pc`; true stops the search (Accept decided, or a group member was collected), false
+  // backtracks to the latest choice point.
   bool run(size_t pc) {
     for (; pc < program_.size(); ++pc) {
       const Instr& instr = program_[pc];
-      if (instr.kind == Instr::Kind::Loop) {
-        for (int order = 0; order < 2; ++order) {
-          orders_[static_cast<size_t>(instr.loop)] = order;
-          const size_t mark = trail_.size();
-          if (run(pc + 1)) return true;
-          while (trail_.size() > mark) {
-            vars_[static_cast<size_t>(trail_.back())].bound = false;
-            trail_.pop_back();
+      switch (instr.kind) {
+        case Instr::Kind::Loop:
+          for (int order = 0; order < 2; ++order) {
+            orders_[static_cast<size_t>(instr.loop)] = order;
+            const size_t mark = trail_.size();
+            if (run(pc + 1)) return true;
+            unbind_to(mark);
           }
+          return false;
+        case Instr::Kind::Users: {
+          // By index: a user list may grow while a right-hand side that then declines is built.
+          const Node* from = regs_[static_cast<size_t>(instr.reg)];
+          for (size_t i = 0; i < from->num_users(); ++i) {
+            regs_[static_cast<size_t>(instr.dst)] = from->users()[i];
+            const size_t mark = trail_.size();
+            if (run(pc + 1)) return true;
+            unbind_to(mark);
+          }
+          return false;
         }
-        return false;
+        case Instr::Kind::Group: {
+          const GroupInfo& group = groups_[static_cast<size_t>(instr.index)];
+          for (const auto& [slot, list] : group.collected) lists_[static_cast<size_t>(list)].clear();
+          run(pc + 1);  // the candidates, each ending in Member
+          if (lists_[static_cast<size_t>(group.members)].size() < 2) return false;
+          pc = static_cast<size_t>(instr.dst) - 1;
+          break;
+        }
+        case Instr::Kind::Member: {
+          const size_t mark = trail_.size();
+          run(pc + 1);  // the member program, ending in Collect when it matches
+          unbind_to(mark);
+          return false;  // the next candidate
+        }
+        case Instr::Kind::Collect:
+          for (const auto& [slot, list] : groups_[static_cast<size_t>(instr.index)].collected) {
+            lists_[static_cast<size_t>(list)].push_back(vars_[static_cast<size_t>(slot)].node);
+          }
+          return true;
+        case Instr::Kind::Accept:
+          return accept();
+        default:
+          if (!check(instr)) return false;
       }
-      if (!check(instr)) return false;
     }
-    return rewrite();
+    return false;  // not reached: every program ends in Accept
   }
 
   bool check(const Instr& instr) {
@@ -310,8 +642,58 @@ class Alternative {
         return node->kind() == NodeKind::TupleItem && (instr.index < 0 || node->index() == instr.index);
       case Instr::Kind::Tuple:
         return node->kind() == NodeKind::Tuple && node->num_operands() == static_cast<size_t>(instr.count);
+      case Instr::Kind::AtLeast:
+        return node->num_operands() >= static_cast<size_t>(instr.count);
+      case Instr::Kind::TupleAtLeast:
+        return node->kind() == NodeKind::Tuple && node->num_operands() >= static_cast<size_t>(instr.count);
+      case Instr::Kind::Rest: {
+        std::vector<Node*>& list = lists_[static_cast<size_t>(instr.index)];
+        list.assign(node->operands().begin() + instr.count, node->operands().end());
+        bind(instr.slot);
+        return true;
+      }
+      case Instr::Kind::Dominator: {
+        const std::span<const OpId> path = instr.dominator->path_ops;
+        const OpId head = instr.op;
+        Node* parent = find_dominated_parent(
+            rewriter_->function(), node, [&](const Node* reached) { return reached->is_call_of(head); },
+            [&](const Node* reached) { return is_call_of_any(reached, path); });
+        regs_[static_cast<size_t>(instr.dst)] = parent;
+        return parent != nullptr;
+      }
+      case Instr::Kind::Composite:
+        return node->kind() == NodeKind::FuncCall && node->num_operands() == static_cast<size_t>(instr.count) &&
+               rewriter_->composite_of(node) == *instr.name;
+      case Instr::Kind::Load:
+        regs_[static_cast<size_t>(instr.dst)] = vars_[static_cast<size_t>(instr.slot)].node;
+        return true;
+      case Instr::Kind::NotRoot:
+        return not_root(instr, node);
+      case Instr::Kind::Guard: {
+        if (instr.index >= 0) scope_ = &member_scopes_[static_cast<size_t>(instr.index)];
+        std::optional<Computed> guard = compute(*instr.guard);
+        scope_ = &slots_;
+        return guard && std::get<bool>(*guard);
+      }
+      case Instr::Kind::Users:  // run() takes these
+      case Instr::Kind::Group:
+      case Instr::Kind::Member:
+      case Instr::Kind::Collect:
+      case Instr::Kind::Accept:
+        return false;
     }
     return false;
+  }
+
+  bool not_root(const Instr& instr, const Node* node) const {
+    for (int reg : instr.roots) {
+      if (node == regs_[static_cast<size_t>(reg)]) return false;
+    }
+    for (int list : instr.lists) {
+      const std::vector<Node*>& members = lists_[static_cast<size_t>(list)];
+      if (std::find(members.begin(), members.end(), node) != members.end()) return false;
+    }
+    return true;
   }
 
   // `const(2)` matches integer and float constants of value 2; `const(2.0)` float ones only (unless a dtype is
@@ -355,27 +737,8 @@ class Alternative {
 
   // --- guard and right-hand side ---
 
-  bool rewrite() {
-    if (rule_.guard != nullptr) {
-      std::optional<Computed> guard = compute(*rule_.guard);
-      if (!guard || !std::get<bool>(*guard)) return false;
-    }
-    for (const Expr* value : attr_values_) {
-      if (!compute(*value)) return false;
-    }
-    for (const LetBinding& let : rule_.lets) {
-      Node* value = build(*let.value, nullptr);
-      if (value == nullptr) return false;
-      Binding& var = vars_[static_cast<size_t>(slots_.at(let.name))];
-      var.node = value;
-      var.bound = true;
-    }
-    Node* replacement = build(*rule_.rhs, nullptr);
-    return replacement != nullptr && rewriter_->replace(regs_[0], replacement);
-  }
-
-  const Binding& variable(const std::string& name) const { return vars_[static_cast<size_t>(slots_.at(name))]; }
-  SlotKind kind_of(const std::string& name) const { return kinds_[static_cast<size_t>(slots_.at(name))]; }
+  const Binding& variable(const std::string& name) const { return vars_[static_cast<size_t>(scope_->at(name))]; }
+  SlotKind kind_of(const std::string& name) const { return kinds_[static_cast<size_t>(scope_->at(name))]; }
 
   static std::optional<double> number(const AttrValue& value) {
     if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
@@ -399,9 +762,31 @@ class Alternative {
               return Computed(!std::get<bool>(*operand));
             },
             [&](const BinaryExpr& e) { return binary(e); },
+            [&](const CallExpr& e) { return split_points(e); },  // extern predicates are rejected before
             [](const auto&) -> std::optional<Computed> { return std::nullopt; },  // rejected before
         },
         expr.node);
+  }
+
+  // `split_indices(ws.shape[1])` or `split_indices(a, b, c)`: the running sums of the sizes without the total.
+  std::optional<Computed> split_points(const CallExpr& call) {
+    IntList sizes;
+    if (call.operands.size() == 1 && call.operands[0]->type == ExprType::NumberList) {
+      std::optional<Computed> list = compute(*call.operands[0]);
+      if (!list) return std::nullopt;
+      sizes = std::get<IntList>(*list);
+    } else {
+      for (const ExprPtr& operand : call.operands) {
+        std::optional<Computed> size = compute(*operand);
+        if (!size) return std::nullopt;
+        sizes.push_back(static_cast<int64_t>(std::get<double>(*size)));
+      }
+    }
+    return Computed(std::in_place_type<IntList>, split_indices(sizes));
+  }
+
+  const std::vector<Node*>& list_of(const std::string& name) const {
+    return lists_[static_cast<size_t>(variable(name).list)];
   }
 
   static Computed literal(const AttrValue& value) {
@@ -424,6 +809,8 @@ class Alternative {
         return Computed(bound.node);
       case SlotKind::Op:
         return Computed(OpRef{bound.op});
+      case SlotKind::List:  // read through .count and .shape[i] only
+        return std::nullopt;
       case SlotKind::Attr:
         break;
     }
@@ -444,7 +831,9 @@ class Alternative {
   }
 
   std::optional<Computed> property(const MemberExpr& member) {
-    const Node* node = variable(std::get<VarExpr>(member.object->node).name).node;
+    const std::string& name = std::get<VarExpr>(member.object->node).name;
+    if (member.member == "count") return Computed(static_cast<double>(list_of(name).size()));
+    const Node* node = variable(name).node;
     if (member.member == "dtype") return Computed(node->type()->dtype());
     if (member.member == "uses") return Computed(static_cast<double>(node->num_users()));
     if (member.member == "rank") {
@@ -456,24 +845,40 @@ class Alternative {
     return Computed(node->literal().values[0]);
   }
 
+  // `x.shape[i]`: a number; over a group's list, one per member (every member must have that static dimension).
   std::optional<Computed> shape_dim(const IndexExpr& index) {
     const auto& member = std::get<MemberExpr>(index.object->node);
-    const Node* node = variable(std::get<VarExpr>(member.object->node).name).node;
+    const std::string& name = std::get<VarExpr>(member.object->node).name;
     const int64_t position = std::get<int64_t>(std::get<LiteralExpr>(index.index->node).value);
+    if (kind_of(name) != SlotKind::List) {
+      std::optional<int64_t> extent = static_extent(variable(name).node, position);
+      if (!extent) return std::nullopt;
+      return Computed(static_cast<double>(*extent));
+    }
+    IntList extents;
+    for (const Node* node : list_of(name)) {
+      std::optional<int64_t> extent = static_extent(node, position);
+      if (!extent) return std::nullopt;
+      extents.push_back(*extent);
+    }
+    return Computed(std::in_place_type<IntList>, std::move(extents));
+  }
+
+  static std::optional<int64_t> static_extent(const Node* node, int64_t position) {
     TypeRef type = node->type();
     // A negative position counts from the end, as in Python.
     const int64_t needed_rank = position >= 0 ? position + 1 : -position;
     if (!type->has_shape() || type->rank() < needed_rank) return std::nullopt;
     const Dim dim = type->dims()[static_cast<size_t>(position >= 0 ? position : type->rank() + position)];
     if (!dim.is_static()) return std::nullopt;
-    return Computed(static_cast<double>(dim.extent()));
+    return dim.extent();
   }
 
   bool is_dim(const Expr& expr) const {
     const auto* var = std::get_if<VarExpr>(&expr.node);
     if (var == nullptr || expr.dtype_literal) return false;
-    auto it = slots_.find(var->name);
-    return it != slots_.end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Dim;
+    auto it = scope_->find(var->name);
+    return it != scope_->end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Dim;
   }
 
   // A side of an equality between whole attribute values: a capture as it is, a literal as written.
@@ -541,7 +946,11 @@ class Alternative {
   // `sibling` is a value built next to it (the dtype of constants).
   Node* build(const Expr& expr, Node* sibling) {
     return std::visit(Overloaded{
-                          [&](const VarExpr& e) { return variable(e.name).node; },
+                          [&](const VarExpr& e) {
+                            // A list as an operand: the tuple of its values (concat's operand).
+                            if (kind_of(e.name) == SlotKind::List) return rewriter_->tuple(list_of(e.name));
+                            return variable(e.name).node;
+                          },
                           [&](const ConstExpr& e) {
                             DType dtype = e.dtype ? *e.dtype
                                           : sibling != nullptr ? first_known_dtype({sibling, regs_[0]})
@@ -556,6 +965,11 @@ class Alternative {
                           [&](const TupleExpr& e) -> Node* {
                             std::vector<Node*> fields;
                             for (const ExprPtr& field : e.fields) {
+                              if (const auto* spread = std::get_if<SpreadExpr>(&field->node)) {
+                                const std::vector<Node*>& values = list_of(spread->name);
+                                fields.insert(fields.end(), values.begin(), values.end());
+                                continue;
+                              }
                               fields.push_back(build(*field, nullptr));
                               if (fields.back() == nullptr) return nullptr;
                             }
@@ -566,12 +980,30 @@ class Alternative {
                       expr.node);
   }
 
+  // `built` (one node per written operand) with each spread `xs...` replaced by the values of xs.
+  std::vector<Node*> spread_lists(const std::vector<ExprPtr>& written, std::vector<Node*> built) const {
+    auto is_spread = [](const ExprPtr& operand) { return std::holds_alternative<SpreadExpr>(operand->node); };
+    if (std::none_of(written.begin(), written.end(), is_spread)) return built;
+    std::vector<Node*> operands;
+    for (size_t i = 0; i < written.size(); ++i) {
+      if (const auto* spread = std::get_if<SpreadExpr>(&written[i]->node)) {
+        const std::vector<Node*>& values = list_of(spread->name);
+        operands.insert(operands.end(), values.begin(), values.end());
+      } else {
+        operands.push_back(built[i]);
+      }
+    }
+    return operands;
+  }
+
   Node* build_call(const CallExpr& call) {
     // Operands other than constants first, so that a constant can take its dtype from one of them.
+    // A spread `xs...` builds nothing and is no constant's sibling; its values take its place at the end.
     std::vector<Node*> operands(call.operands.size(), nullptr);
     Node* sibling = nullptr;
     for (size_t i = 0; i < call.operands.size(); ++i) {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) continue;
+      if (std::holds_alternative<SpreadExpr>(call.operands[i]->node)) continue;
       operands[i] = build(*call.operands[i], nullptr);
       if (operands[i] == nullptr) return nullptr;
       if (sibling == nullptr) sibling = operands[i];
@@ -579,6 +1011,7 @@ class Alternative {
     for (size_t i = 0; i < call.operands.size(); ++i) {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) operands[i] = build(*call.operands[i], sibling);
     }
+    operands = spread_lists(call.operands, std::move(operands));
     const OpId op = call.op_is_var ? variable(call.op.text).op : call.op.id;
     const OpInfo& info = registry_.get(op);
     if (call.attrs.empty()) return rewriter_->call(op, operands, info.default_attrs());
@@ -636,14 +1069,28 @@ class Alternative {
   int num_registers_ = 0;
   int num_loops_ = 0;
   std::map<std::string, int> slots_;
+  // The names a guard sees: slots_ once compiled, but inside a group member the values it binds, not their lists.
+  std::vector<std::map<std::string, int>> member_scopes_;
+  const std::map<std::string, int>* scope_ = &slots_;
   std::vector<SlotKind> kinds_;
   std::vector<const Expr*> attr_values_;
+  Mentions mentions_;  // in the pattern (every root and root guard of a multi-root rule)
+  Anchor anchor_ = Anchor::Op;
+  OpId root_op_ = 0;
+  std::map<const Pattern*, int> leaf_registers_;
+  std::vector<int> input_registers_;  // a partition's inputs
+  std::vector<int> root_registers_;   // a multi-root rule's single roots, in order
+  std::vector<GroupInfo> groups_;
+  std::vector<std::pair<int, int>> list_slots_;  // (List slot, list)
+  int num_lists_ = 0;
   // State of the current try (a pass runs on one thread at a time).
   Rewriter* rewriter_ = nullptr;
   std::vector<Node*> regs_;
   std::vector<Binding> vars_;
   std::vector<int> trail_;  // slots bound, in order, to unbind when a choice point backtracks
   std::vector<int> orders_;
+  std::vector<std::vector<Node*>> lists_;  // the groups' lists
+  bool fired_ = false;
 };
 
 // --- passes as PassDefs: a fixed table of plain-function trampolines, one per live pass ---
@@ -671,17 +1118,25 @@ class InterpretedPass {
  public:
   // `rules` are indices into pass.rules; the pass's rule table lists them in that order.
   InterpretedPass(const AstFile& file, const Pass& pass, const std::vector<size_t>& rules) {
-    const OpRegistry& registry = OpRegistry::global();
+    // The file's registry holds its `op` declarations, with the ids RuleInterpreter::create registered them under.
+    const OpRegistry& registry = file.op_registry ? *file.op_registry : OpRegistry::global();
     name_ = pass.name;
     description_ = pass.description;
     source_ = file.basename;
     for (size_t rule_index : rules) {
       locations_.push_back(file.basename + ":" + std::to_string(pass.rules[rule_index].name_loc.line));
     }
-    by_op_.resize(registry.size());
+    by_op_.resize(std::max(registry.size(), OpRegistry::global().size()));
+    VisitOrder order = VisitOrder::OperandsFirst;
     for (size_t i = 0; i < rules.size(); ++i) {
       const Rule& rule = pass.rules[rules[i]];
       rule_infos_.push_back(RuleInfo{rule.name, locations_[i]});
+      if (rule.kind == Rule::Kind::MultiRoot) {
+        alternatives_.push_back(std::make_unique<Alternative>(registry, rule, i));
+        continue;
+      }
+      // A partition pass visits users first, so that each match is as large as it can be.
+      if (rule.kind == Rule::Kind::Partition) order = VisitOrder::UsersFirst;
       for (PatternPtr& pattern : expand_alternatives(*rule.lhs)) {
         alternatives_.push_back(std::make_unique<Alternative>(registry, std::move(pattern), rule, i));
       }
@@ -693,7 +1148,28 @@ class InterpretedPass {
       if (a->priority() != b->priority()) return a->priority() > b->priority();
       return a->specificity() > b->specificity();
     });
-    for (Alternative* alternative : ordered) by_op_[alternative->root_op()].push_back(alternative);
+    // Each kind of node gets the alternatives that can match it, in that order; any-node ones fit every node.
+    bool any_node = false;
+    for (Alternative* alternative : ordered) {
+      switch (alternative->anchor()) {
+        case Alternative::Anchor::Op:
+          by_op_[alternative->root_op()].push_back(alternative);
+          break;
+        case Alternative::Anchor::Composite:
+          at_func_calls_.push_back(alternative);
+          break;
+        case Alternative::Anchor::TupleItem:
+          at_items_.push_back(alternative);
+          break;
+        case Alternative::Anchor::AnyNode:
+          any_node = true;
+          for (std::vector<Alternative*>& at_op : by_op_) at_op.push_back(alternative);
+          at_func_calls_.push_back(alternative);
+          at_items_.push_back(alternative);
+          at_others_.push_back(alternative);
+          break;
+      }
+    }
     std::lock_guard lock(live_passes_mutex);
     for (size_t slot = 0; slot < kMaxLivePasses; ++slot) {
       if (live_passes[slot] != nullptr) continue;
@@ -702,7 +1178,9 @@ class InterpretedPass {
       break;
     }
     if (slot_ == kNoSlot) throw std::length_error("more than 256 interpreted passes alive at once");
-    def_ = PassDef{name_, description_, source_, rule_infos_, kTrampolines[slot_], VisitOrder::OperandsFirst};
+    // A rule anchored at any value sees parameters too (in a rewrite pass, as the emitted pass does).
+    const bool visit_params = any_node && order == VisitOrder::OperandsFirst;
+    def_ = PassDef{name_, description_, source_, rule_infos_, kTrampolines[slot_], order, visit_params};
   }
 
   ~InterpretedPass() {
@@ -716,8 +1194,15 @@ class InterpretedPass {
   const PassDef& def() const { return def_; }
 
   int match(Rewriter& rewriter, Node* root) {
-    if (!root->is_call()) return -1;
-    for (Alternative* alternative : by_op_[root->op()]) {
+    const std::vector<Alternative*>* alternatives = &at_others_;
+    if (root->is_call() && root->op() < by_op_.size()) {
+      alternatives = &by_op_[root->op()];
+    } else if (root->kind() == NodeKind::FuncCall) {
+      alternatives = &at_func_calls_;
+    } else if (root->kind() == NodeKind::TupleItem) {
+      alternatives = &at_items_;
+    }
+    for (Alternative* alternative : *alternatives) {
       if (alternative->apply(rewriter, root)) return static_cast<int>(alternative->rule_index());
     }
     return -1;
@@ -731,7 +1216,12 @@ class InterpretedPass {
   std::vector<std::string> locations_;
   std::vector<RuleInfo> rule_infos_;
   std::vector<std::unique_ptr<Alternative>> alternatives_;
-  std::vector<std::vector<Alternative*>> by_op_;  // per root op, in rule order then alternative order
+  // In rule order then alternative order: per root op, at calls of module functions, at tuple items, at other
+  // nodes.
+  std::vector<std::vector<Alternative*>> by_op_;
+  std::vector<Alternative*> at_func_calls_;
+  std::vector<Alternative*> at_items_;
+  std::vector<Alternative*> at_others_;
   size_t slot_ = kNoSlot;
   PassDef def_;
 };
@@ -741,30 +1231,41 @@ int match_slot(size_t slot, Rewriter& rewriter, Node* root) { return live_passes
 
 // What stops the interpreter from running `rule`, if anything.
 std::optional<Unsupported> unsupported(const Rule& rule) {
-  switch (rule.kind) {
-    case Rule::Kind::MultiRoot:
-      return Unsupported{rule.name_loc, "multi-root and group rules" + kNotYet};
-    case Rule::Kind::Partition:
-      return Unsupported{rule.name_loc, "partition rules" + kNotYet};
-    case Rule::Kind::Rewrite:
-      break;
-  }
   SupportCheck check;
-  check.pattern(*rule.lhs);
+  for (const RootDecl& root : rule.roots) {
+    if (root.guard != nullptr) check.expr(*root.guard);
+  }
   if (rule.guard != nullptr) check.expr(*rule.guard);
   for (const LetBinding& let : rule.lets) check.expr(*let.value);
-  check.expr(*rule.rhs);
+  if (rule.rhs != nullptr) check.expr(*rule.rhs);
+  for (const RootRewrite& rewrite : rule.rewrites) check.expr(*rewrite.value);
   return check.found;
+}
+
+// Registers the file's `op` declarations in the process's registry, as the generated code does before main: the
+// IR reader, the printer and type inference of built nodes use that registry. The ids must be those the file was
+// checked with (its registry is a copy of the process's, extended by the declarations).
+bool register_declared_ops(const AstFile& file, DiagnosticEngine& diags) {
+  bool ok = true;
+  for (const OpDecl& decl : file.ops) {
+    const OpInfo& declared = file.op_registry->get(decl.id);
+    try {
+      const OpId id = OpRegistry::global().add(declared);
+      if (id != decl.id) {
+        diags.error(decl.name_loc, "op '" + decl.name + "' was registered under another id since the file was "
+                                   "checked; check and interpret the file again");
+        ok = false;
+      }
+    } catch (const std::invalid_argument& error) {
+      diags.error(decl.name_loc, std::string(error.what()) + "; the declaration cannot be interpreted here");
+      ok = false;
+    }
+  }
+  return ok;
 }
 }  // namespace
 
 std::unique_ptr<RuleInterpreter> RuleInterpreter::create(const AstFile& file, DiagnosticEngine& diags) {
-  // Declared ops live in the file's own registry (AstFile::op_registry), whose ids the process's registry, which
-  // the interpreter matches and builds with, does not know.
-  if (!file.ops.empty()) {
-    diags.error(file.ops[0].name_loc, "a file that declares ops cannot be interpreted yet; compile it with dplc");
-    return nullptr;
-  }
   bool ok = true;
   for (const Pass& pass : file.passes) {
     for (const Rule& rule : pass.rules) {
@@ -774,7 +1275,7 @@ std::unique_ptr<RuleInterpreter> RuleInterpreter::create(const AstFile& file, Di
       }
     }
   }
-  if (!ok) return nullptr;
+  if (!ok || !register_declared_ops(file, diags)) return nullptr;
   std::unique_ptr<RuleInterpreter> interpreter(new RuleInterpreter(file));
   for (const Pass& pass : file.passes) {
     std::vector<size_t> rules(pass.rules.size());

@@ -3,13 +3,16 @@
 #include "dpl/compiler/sema.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
 #include "dpl/compiler/emit_cpp.h"
 #include "dpl/compiler/op_decls.h"
+#include "dpl/compiler/overlap.h"
 #include "dpl/compiler/rhs_types.h"
 #include "dpl/compiler/termination.h"
+#include "dpl/text/tvmscript.h"
 
 namespace dpl::compiler {
 
@@ -100,6 +103,7 @@ struct Variable {
   int uses = 0;                        // references after the binding (left or right)
   bool let = false;                    // bound by a `let` on the right
   bool list = false;                   // first bound inside a group root: one value per member outside it
+  bool rest = false;                   // bound by `xs...`: a list of operands (or fields)
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -137,30 +141,12 @@ class Checker {
         check_rule(rule);
       }
       check_partition_pass(pass);
-      warn_shadowed(pass);
     }
     check_pipelines(passes);
+    check_tests(passes);
   }
 
  private:
-  // A rule with the same pattern as an earlier unguarded rule of its pass fires only when that rule's
-  // replacement is declined at run time: almost always a mistake.
-  void warn_shadowed(const Pass& pass) {
-    for (size_t later = 1; later < pass.rules.size(); ++later) {
-      for (size_t earlier = 0; earlier < later; ++earlier) {
-        const Rule& first = pass.rules[earlier];
-        const Rule& second = pass.rules[later];
-        if (first.lhs == nullptr || second.lhs == nullptr) continue;  // multi-root rules
-        if (first.guard != nullptr || !same_pattern(*first.lhs, *second.lhs)) continue;
-        Diagnostic& diag = diags_.warning(
-            second.name_loc, "rule '" + second.name + "' has the same pattern as rule '" + first.name +
-                                 "', which has no guard: it fires only when that rule's replacement is declined");
-        DiagnosticEngine::add_note(diag, first.name_loc, "'" + first.name + "' is here");
-        break;
-      }
-    }
-  }
-
   // A partition pass visits users first (the largest match wins), a rewrite pass operands first: one pass cannot
   // do both.
   void check_partition_pass(const Pass& pass) {
@@ -214,6 +200,73 @@ class Checker {
                                                  : "a pipeline runs passes of its own file: " + known);
       }
     }
+  }
+
+  // `test NAME { ... }`: unique names, a pass or pipeline of this file, IR files that exist and read.
+  void check_tests(const std::map<std::string, const Pass*>& passes) {
+    std::map<std::string, SourceLoc> names;
+    std::vector<std::string> pass_names;
+    for (const auto& [name, pass] : passes) pass_names.push_back(name);
+    for (RuleTest& test : file_.tests) {
+      if (auto [first, fresh] = names.emplace(test.name, test.name_loc); !fresh) {
+        Diagnostic& diag = diags_.error(test.name_loc, "duplicate test name '" + test.name + "'");
+        DiagnosticEngine::add_note(diag, first->second, "first defined here");
+      }
+      check_test_target(test, pass_names);
+      test.input_path = read_test_file(test.input, test.input_loc);
+      if (!test.expect_unchanged) test.expect_path = read_test_file(test.expect, test.expect_loc);
+    }
+  }
+
+  void check_test_target(const RuleTest& test, const std::vector<std::string>& pass_names) {
+    bool is_pass = std::find(pass_names.begin(), pass_names.end(), test.target) != pass_names.end();
+    bool is_pipeline = std::any_of(file_.pipelines.begin(), file_.pipelines.end(),
+                                   [&](const PipelineDecl& pipeline) { return pipeline.name == test.target; });
+    if (test.target_is_pipeline ? is_pipeline : is_pass) return;
+    if (is_pass || is_pipeline) {
+      diags_.error(test.target_loc, "'" + test.target + "' is a " + (is_pass ? "pass" : "pipeline") + ": write '" +
+                                        (is_pass ? "pass " : "pipeline ") + test.target + ";'");
+      return;
+    }
+    std::vector<std::string> candidates = pass_names;
+    for (const PipelineDecl& pipeline : file_.pipelines) candidates.push_back(pipeline.name);
+    std::string message = std::string("unknown ") + (test.target_is_pipeline ? "pipeline" : "pass") + " '" +
+                          test.target + "' in test '" + test.name + "'";
+    if (std::string suggestion = nearest(test.target, candidates); !suggestion.empty()) {
+      message += "; did you mean '" + suggestion + "'?";
+    }
+    diags_.error(test.target_loc, message);
+  }
+
+  // Reads the IR file a test names (relative to the .dpl file) and returns its absolute path; a file that is
+  // missing or does not read as IR is an error at the string.
+  std::string read_test_file(const std::string& written, SourceLoc loc) {
+    namespace fs = std::filesystem;
+    fs::path path = fs::absolute(fs::path(file_.source->path()).parent_path() / written).lexically_normal();
+    std::error_code code;
+    std::string error;
+    std::unique_ptr<SourceFile> source =
+        fs::is_regular_file(path, code) ? SourceFile::load(path.string(), error) : nullptr;
+    if (source == nullptr) {
+      diags_.error(loc, "cannot read '" + written + "': " + (error.empty() ? "no such file" : error));
+      return path.string();
+    }
+    DiagnosticEngine ir_diags;
+    if (read_module(*source, ir_diags) == nullptr) {
+      Diagnostic& diag = diags_.error(loc, "'" + written + "' does not read as IR");
+      // The reader's first errors show where; the rest would bury the test's own diagnostics.
+      constexpr size_t kShown = 3;
+      for (size_t i = 0; i < ir_diags.diagnostics().size() && i < kShown; ++i) {
+        const Diagnostic& problem = ir_diags.diagnostics()[i];
+        DiagnosticEngine::add_note(diag, problem.loc, problem.message);
+      }
+      if (ir_diags.diagnostics().size() > kShown) {
+        DiagnosticEngine::add_note(diag, loc, std::to_string(ir_diags.diagnostics().size() - kShown) +
+                                                  " more problems in '" + written + "'");
+      }
+    }
+    file_.test_files.push_back(std::move(source));
+    return path.string();
   }
 
   // Extern names are unique and are not op names (a call would be ambiguous).
@@ -302,9 +355,11 @@ class Checker {
     if (partition && rule.name.empty()) diags_.error(rule.name_loc, "a partition needs a composite name");
     Scope scope;
     check_pattern(*rule.lhs, scope);
-    if (!root_is_call(*rule.lhs)) {
+    if (partition) reject_in_partition(*rule.lhs);
+    if (!root_is_call(*rule.lhs) && (partition || !root_is_tuple_item(*rule.lhs))) {
       diags_.error(rule.lhs->loc, partition ? "the pattern of a partition must be an op call"
-                                            : "the left-hand side of a rule must be an op call");
+                                            : "the left-hand side of a rule must be an op call or a tuple item "
+                                              "(t[0])");
     } else if (count_alternatives(*rule.lhs, kMaxAlternatives) > kMaxAlternatives) {
       diags_.error(rule.lhs->loc, "the pattern has more than " + std::to_string(kMaxAlternatives) +
                                       " alternatives once '|' and '?' are expanded; split the rule");
@@ -333,10 +388,38 @@ class Checker {
     }
   }
 
+  // A partition's inputs are the values its pattern's leaves match; `...` leaves operands unnamed that would have
+  // to become inputs.
+  void reject_in_partition(const Pattern& pattern) {
+    const auto* call = std::get_if<CallPattern>(&pattern.node);
+    const auto* tuple = std::get_if<TuplePattern>(&pattern.node);
+    const std::optional<RestPattern>* rest = call ? &call->rest : tuple ? &tuple->rest : nullptr;
+    if (rest != nullptr && *rest) {
+      diags_.error((*rest)->loc, "a partition's pattern cannot end an operand list with '...': every operand must "
+                                 "be matched to become an input of the composite function");
+    }
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { reject_in_partition(sub); });
+  }
+
+  // Every way the pattern can match has a tuple item at the root: the rule is tried at tuple items.
+  static bool root_is_tuple_item(const Pattern& pattern) {
+    return std::visit(Overloaded{
+                          [&](const BindPattern& p) { return root_is_tuple_item(*p.inner); },
+                          [&](const ItemPattern&) { return true; },
+                          [&](const AltPattern& p) {
+                            return std::all_of(p.alternatives.begin(), p.alternatives.end(),
+                                               [&](const PatternPtr& a) { return root_is_tuple_item(*a); });
+                          },
+                          [](const auto&) { return false; },
+                      },
+                      pattern.node);
+  }
+
   // Every way the pattern can match has an op call at the root (what the matcher dispatches on).
   bool root_is_call(const Pattern& pattern) const {
     return std::visit(Overloaded{
                           [&](const BindPattern& p) { return root_is_call(*p.inner); },
+                          [&](const DominatorPattern& p) { return root_is_call(*p.child); },
                           [&](const CallPattern& p) { return !p.optional; },
                           [&](const AltPattern& p) {
                             return std::all_of(p.alternatives.begin(), p.alternatives.end(),
@@ -367,6 +450,12 @@ class Checker {
     }
     if (existing.list) {
       report_list_in_pattern(name, loc, existing);
+      return;
+    }
+    if (variable.rest) {
+      Diagnostic& diag = diags_.error(loc, "'" + name + "...' binds a list of operands, but '" + name + "' is " +
+                                               var_kind_name(existing.kind) + " bound already");
+      DiagnosticEngine::add_note(diag, existing.loc, "first bound here");
       return;
     }
     if (existing.kind != variable.kind) {
@@ -401,7 +490,9 @@ class Checker {
                    [&](ItemPattern& p) { check_pattern(*p.tuple, scope); },
                    [&](TuplePattern& p) {
                      for (PatternPtr& field : p.fields) check_pattern(*field, scope);
+                     bind_rest(p.rest, scope);
                    },
+                   [&](DominatorPattern& p) { check_dominator(p, scope); },
                    [&](TypePattern& p) {
                      if (!p.shape) return;
                      for (const DimPattern& dim : *p.shape) {
@@ -415,11 +506,53 @@ class Checker {
                pattern.node);
   }
 
+  // `xs...`: a list of values (the operands or fields after the written ones).
+  void bind_rest(const std::optional<RestPattern>& rest, Scope& scope) {
+    if (!rest || rest->name.empty()) return;
+    Variable variable;
+    variable.list = true;
+    variable.rest = true;
+    bind_or_use(rest->name, rest->loc, std::move(variable), scope);
+  }
+
+  // `dominates(parent, path, child)`: the parent and the child are op calls (the walk stops at the parent's ops),
+  // the path names ops or op classes.
+  void check_dominator(DominatorPattern& dominator, Scope& scope) {
+    check_pattern(*dominator.child, scope);
+    check_pattern(*dominator.parent, scope);
+    for (const PatternPtr* part : {&dominator.parent, &dominator.child}) {
+      const Pattern* inner = part->get();
+      while (const auto* bind = std::get_if<BindPattern>(&inner->node)) inner = bind->inner.get();
+      const auto* call = std::get_if<CallPattern>(&inner->node);
+      if (call == nullptr || call->optional || call->composite) {
+        diags_.error((*part)->loc, std::string("the ") + (part == &dominator.parent ? "parent" : "child") +
+                                       " of a dominator pattern must be an op call (not optional)");
+      }
+    }
+    dominator.path_ops.clear();
+    for (OpName& op : dominator.path) {
+      if (std::optional<OpTrait> trait = op_class(op.text)) {
+        for (size_t id = 0; id < registry_.size(); ++id) {
+          if (registry_.get(static_cast<OpId>(id)).has(*trait)) dominator.path_ops.push_back(static_cast<OpId>(id));
+        }
+      } else if (registry_.find(op.text) == nullptr && !nearest(op.text, kOpClassNames).empty()) {
+        diags_.error(op.loc, "unknown op class '" + op.text + "'; did you mean '" + nearest(op.text, kOpClassNames) +
+                                 "'?");
+      } else if (resolve_op(op)) {
+        dominator.path_ops.push_back(op.id);
+      }
+    }
+    std::sort(dominator.path_ops.begin(), dominator.path_ops.end());
+    dominator.path_ops.erase(std::unique(dominator.path_ops.begin(), dominator.path_ops.end()),
+                             dominator.path_ops.end());
+  }
+
   // Reports what is wrong with the call but still binds every name in it, so that one mistake does not
   // cascade into "not bound" errors further on.
   void check_call_pattern(CallPattern& call, SourceLoc loc, Scope& scope) {
     if (call.composite) {  // any number of operands: the composite function's parameters
       for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
+      if (call.rest) diags_.error(call.rest->loc, "a composite call lists its operands; it cannot end with '...'");
       return;
     }
     expand_op_classes(call, loc);
@@ -427,7 +560,7 @@ class Checker {
     for (OpName& op : call.ops) ops_ok = resolve_op(op) && ops_ok;
     bool op_var_ok = !call.op_var.empty();
     if (call.optional) {
-      if (call.operands.size() != 1) {
+      if (call.operands.size() != 1 || call.rest) {
         diags_.error(loc, "an optional op ('?') wraps exactly one operand, the value matched when the op is absent");
       }
       if (!call.op_var.empty()) {
@@ -445,7 +578,9 @@ class Checker {
       bind_or_use(call.op_var, call.op_var_loc, std::move(variable), scope);
     }
     if (ops_ok) {
-      for (const OpName& op : call.ops) check_arity(op, static_cast<int>(call.operands.size()), loc);
+      for (const OpName& op : call.ops) {
+        check_arity(op, static_cast<int>(call.operands.size()), loc, call.rest.has_value());
+      }
     }
     std::set<std::string> seen;
     for (PatternAttr& attr : call.attrs) {
@@ -465,6 +600,7 @@ class Checker {
       }
     }
     for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
+    bind_rest(call.rest, scope);
   }
 
   // Each alternative starts from the same scope; afterwards a name counts as bound only if every alternative
@@ -517,10 +653,23 @@ class Checker {
 
   // An operand of a call or the whole right-hand side: something that produces a graph value. A name bound in a
   // group (a list of values) may be a call operand (`list_operand`), where it stands for the tuple of its values.
-  void check_value_expr(Expr& expr, Scope& scope, bool list_operand = false) {
+  // A spread `xs...` is allowed where several values fit (`spread_ok`): a call's operands, a tuple's fields.
+  void check_value_expr(Expr& expr, Scope& scope, bool list_operand = false, bool spread_ok = false) {
     bool list = false;
     std::visit(
         Overloaded{
+            [&](SpreadExpr& e) {
+              list = true;
+              const Variable* variable = use_variable(e.name, e.name_loc, VarKind::Value, scope);
+              if (variable != nullptr && !variable->list) {
+                Diagnostic& diag = diags_.error(expr.loc, "'" + e.name + "' is a single value; only a list (bound by " +
+                                                              "xs... or inside a group) can be spread");
+                DiagnosticEngine::add_note(diag, variable->loc, "bound here");
+              } else if (!spread_ok) {
+                diags_.error(expr.loc, "'" + e.name + "...' stands for several values; it can only be operands of a "
+                                       "call or fields of a tuple: concat((" + e.name + "...), axis=0)");
+              }
+            },
             [&](VarExpr& e) {
               const Variable* variable = use_variable(e.name, expr.loc, VarKind::Value, scope);
               list = variable != nullptr && variable->list;
@@ -542,7 +691,7 @@ class Checker {
             },
             [&](ItemExpr& e) { check_value_expr(*e.tuple, scope); },
             [&](TupleExpr& e) {
-              for (ExprPtr& field : e.fields) check_value_expr(*field, scope);
+              for (ExprPtr& field : e.fields) check_value_expr(*field, scope, false, /*spread_ok=*/true);
             },
             [&](auto&) { diags_.error(expr.loc, "expected a graph value: a bound name, an op call or const(...)"); },
         },
@@ -599,7 +748,11 @@ class Checker {
     } else if (resolve_op(call.op)) {
       ops.push_back(call.op);
     }
-    for (const OpName& op : ops) check_arity(op, static_cast<int>(call.operands.size()), loc);
+    auto spread = [](const ExprPtr& operand) { return std::holds_alternative<SpreadExpr>(operand->node); };
+    const bool spreads = std::any_of(call.operands.begin(), call.operands.end(), spread);
+    const auto fixed = static_cast<int>(call.operands.size()) -
+                       static_cast<int>(std::count_if(call.operands.begin(), call.operands.end(), spread));
+    for (const OpName& op : ops) check_arity(op, fixed, loc, spreads);
     std::set<std::string> seen;
     for (ExprAttr& attr : call.attrs) {
       if (!seen.insert(attr.name).second) {
@@ -609,7 +762,7 @@ class Checker {
       std::optional<AttrKind> kind = ops.empty() ? std::nullopt : attribute_kind(ops, attr.name, attr.loc);
       check_attr_expr(*attr.value, kind, ops.empty() ? nullptr : &ops[0], attr, scope);
     }
-    for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope, /*list_operand=*/true);
+    for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope, /*list_operand=*/true, /*spread_ok=*/true);
   }
 
   // An attribute value on the right: a literal, a captured attribute, or a value computed like a guard
@@ -970,6 +1123,12 @@ class Checker {
     if (!root.group || anchor) return;  // a group anchor was reported above
     for (auto& [name, variable] : scope) {
       if (before.count(name) != 0) continue;
+      if (variable.rest) {
+        Diagnostic& diag = diags_.error(variable.loc, "'" + name + "...' inside group '" + root.name +
+                                                          "' would be a list per member (not supported yet)");
+        DiagnosticEngine::add_note(diag, root.name_loc, "the group is here");
+        variable.poisoned = true;
+      }
       if (variable.kind != VarKind::Value) {
         Diagnostic& diag = diags_.error(variable.loc, "'" + name + "' is " + var_kind_name(variable.kind) +
                                                           " bound inside group '" + root.name +
@@ -1046,15 +1205,20 @@ class Checker {
 
   void report_list_in_pattern(const std::string& name, SourceLoc loc, Variable& variable) {
     ++variable.uses;
-    Diagnostic& diag = diags_.error(loc, "'" + name + "' is a list (bound inside a group, one value per member); a "
-                                         "later pattern cannot match it");
+    Diagnostic& diag = diags_.error(loc, "'" + name + "' is a list (" +
+                                             (variable.rest ? "the operands " + name + "... matched"
+                                                            : "bound inside a group, one value per member") +
+                                             "); a later pattern cannot match it");
     DiagnosticEngine::add_note(diag, variable.loc, "bound here");
   }
 
   void report_misplaced_list(const Expr& expr, const Variable& variable) {
-    Diagnostic& diag = diags_.error(expr.loc, "'" + to_string(expr) + "' is a list (one value per group member); "
-                                              "it can only be an operand of an op that takes a tuple, such as "
-                                              "concat(" + to_string(expr) + ", axis=0)");
+    const std::string name = to_string(expr);
+    Diagnostic& diag = diags_.error(
+        expr.loc, variable.rest ? "'" + name + "' is a list (the operands " + name + "... matched); spread it where "
+                                      "several values fit: f(" + name + "...), (" + name + "...)"
+                                : "'" + name + "' is a list (one value per group member); it can only be an operand "
+                                      "of an op that takes a tuple, such as concat(" + name + ", axis=0)");
     DiagnosticEngine::add_note(diag, variable.loc, "bound here");
   }
 
@@ -1076,17 +1240,28 @@ class Checker {
 
   // --- ops and attributes ---
 
-  // `elementwise(x)`: an op class stands for every registered op with that trait that takes as many operands.
-  void expand_op_classes(CallPattern& call, SourceLoc loc) {
+  inline static const std::vector<std::string> kOpClassNames = {"elementwise", "broadcast", "injective", "reduction",
+                                                                "opaque"};
+
+  // The trait an op class name (`elementwise`) stands for, unless an op has that name.
+  std::optional<OpTrait> op_class(const std::string& name) const {
     static const std::map<std::string, OpTrait> classes = {{"elementwise", kElementwise},
                                                            {"broadcast", kBroadcast},
                                                            {"injective", kInjective},
                                                            {"reduction", kReduction},
                                                            {"opaque", kOpaque}};
+    auto it = classes.find(name);
+    if (it == classes.end() || registry_.find(name) != nullptr) return std::nullopt;
+    return it->second;
+  }
+
+  // `elementwise(x)`: an op class stands for every registered op with that trait that takes as many operands
+  // (at least as many, with `...`).
+  void expand_op_classes(CallPattern& call, SourceLoc loc) {
     std::vector<OpName> ops;
     for (const OpName& op : call.ops) {
-      auto it = classes.find(op.text);
-      if (it == classes.end() || registry_.find(op.text) != nullptr) {
+      std::optional<OpTrait> trait = op_class(op.text);
+      if (!trait) {
         ops.push_back(op);
         continue;
       }
@@ -1094,11 +1269,11 @@ class Checker {
       size_t before = ops.size();
       for (size_t id = 0; id < registry_.size(); ++id) {
         const OpInfo& info = registry_.get(static_cast<OpId>(id));
-        bool takes = count >= info.min_operands && (info.max_operands < 0 || count <= info.max_operands);
-        if (info.has(it->second) && takes) ops.push_back(OpName{info.name, op.loc, info.id});
+        bool takes = (call.rest || count >= info.min_operands) && (info.max_operands < 0 || count <= info.max_operands);
+        if (info.has(*trait) && takes) ops.push_back(OpName{info.name, op.loc, info.id});
       }
       if (ops.size() == before) {
-        diags_.error(loc, "no " + op.text + " op takes " + plural(count, "operand"));
+        diags_.error(loc, "no " + op.text + " op takes " + (call.rest ? "at least " : "") + plural(count, "operand"));
       }
     }
     call.ops = std::move(ops);
@@ -1117,9 +1292,10 @@ class Checker {
     return false;
   }
 
-  void check_arity(const OpName& op, int count, SourceLoc loc) {
+  // `at_least`: `count` operands and any number more (`xs...`).
+  void check_arity(const OpName& op, int count, SourceLoc loc, bool at_least = false) {
     const OpInfo& info = registry_.get(op.id);
-    if (count >= info.min_operands && (info.max_operands < 0 || count <= info.max_operands)) return;
+    if ((at_least || count >= info.min_operands) && (info.max_operands < 0 || count <= info.max_operands)) return;
     std::string expected;
     if (info.max_operands < 0) {
       expected = "at least " + plural(info.min_operands, "operand");
@@ -1128,8 +1304,8 @@ class Checker {
     } else {
       expected = std::to_string(info.min_operands) + " to " + plural(info.max_operands, "operand");
     }
-    diags_.error(loc, info.name + " takes " + expected + ", but " + std::to_string(count) +
-                          (count == 1 ? " is" : " are") + " given");
+    diags_.error(loc, info.name + " takes " + expected + ", but " + (at_least ? "at least " : "") +
+                          std::to_string(count) + (count == 1 ? " is" : " are") + " given");
   }
 
   // The kind of attribute `name` of every op in `ops` (alternatives must agree), or nullopt after an error.
@@ -1193,6 +1369,7 @@ bool check(AstFile& file, DiagnosticEngine& diags, const OpRegistry& given) {
   Checker(file, diags, registry).run();
   if (diags.error_count() != errors_before) return false;
   check_rhs_types(file, diags, registry);
+  check_rule_overlaps(file, diags, registry);
   if (diags.error_count() != errors_before) return false;
   warn_rules_that_undo_each_other(file, diags, registry);
   return true;

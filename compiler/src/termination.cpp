@@ -94,6 +94,7 @@ class TermMatcher {
 
   bool match(const Pattern& pattern, const Expr& written) {
     const Expr& expr = term_.resolve(written);
+    if (std::holds_alternative<SpreadExpr>(expr.node)) return false;  // any number of values: not certain
     return std::visit(
         Overloaded{
             [](const WildcardPattern&) { return true; },

@@ -130,6 +130,9 @@ class InstanceBuilder {
                           [&](const ItemPattern& item) { return build_item(item); },
                           [&](const TuplePattern& tuple) { return build_tuple(tuple); },
                           [&](const ParamPattern& param) { return named_leaf(param.name.value_or(""), nullptr); },
+                          [&](const DominatorPattern&) {
+                            return fail("dominator patterns cannot be instantiated (their path is not written)");
+                          },
                       },
                       pattern.node);
   }
@@ -238,6 +241,11 @@ class InstanceBuilder {
     std::vector<Node*> fields;
     for (const PatternPtr& field : tuple.fields) {
       Node* node = build(*field);
+      if (node == nullptr) return nullptr;
+      fields.push_back(node);
+    }
+    if (tuple.rest) {  // `(a, ...)`: one field more, so that the rest is not always empty
+      Node* node = leaf("", nullptr);
       if (node == nullptr) return nullptr;
       fields.push_back(node);
     }
@@ -380,6 +388,12 @@ class InstanceBuilder {
       if (node == nullptr) return nullptr;
       operands.push_back(node);
     }
+    // `f(a, ...)`: as many more operands as the op needs at least.
+    while (call.rest && operands.size() < static_cast<size_t>(std::max(info.min_operands, 0))) {
+      Node* node = leaf("", nullptr);
+      if (node == nullptr) return nullptr;
+      operands.push_back(node);
+    }
     AttrList attrs = info.default_attrs();
     std::vector<bool> written(attrs.size(), false);
     for (const PatternAttr& attr : call.attrs) {
@@ -420,7 +434,7 @@ std::unique_ptr<Function> build_instance(const Pattern& lhs, ChoiceSequence& cho
     error = builder.error();
     return nullptr;
   }
-  if (!output->is_call()) {
+  if (!output->is_call() && output->kind() != NodeKind::TupleItem) {
     error = "the left-hand side is not a call";
     return nullptr;
   }
@@ -542,26 +556,24 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
 VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostream& messages,
                           const VerifyOptions& options) {
   VerifyResult result;
-  std::string read_error;
-  std::unique_ptr<SourceFile> source = SourceFile::load(path, read_error);
-  if (source == nullptr) {
-    messages << "dplc: error: " << read_error << "\n";
-    return result;
-  }
-  DiagnosticEngine diags;
-  CompileOptions compile_options;
-  compile_options.generate = false;
-  CompileResult compiled = compile(*source, diags, compile_options);
-  if (!compiled.ok) {
-    diags.print(messages);
-    return result;
-  }
-  const AstFile& file = *compiled.ast;
+  std::unique_ptr<CheckedFile> checked = check_file(path, messages);
+  if (checked == nullptr) return result;
+  const AstFile& file = *checked->compiled.ast;
+  DiagnosticEngine diags;  // an unsound rule is an error at the rule
   std::unique_ptr<RuleInterpreter> interpreter = RuleInterpreter::create_for_single_rules(file);
   for (size_t pass_index = 0; pass_index < file.passes.size(); ++pass_index) {
     const Pass& pass = file.passes[pass_index];
     for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
       const Rule& rule = pass.rules[rule_index];
+      if (rule.kind != Rule::Kind::Rewrite) {
+        // Instances are built from a single left-hand side; tests/interp_diff checks these rule kinds against the
+        // compiled pass instead.
+        result.verdicts.push_back({RuleVerdict::Kind::NotVerified, pass.name, rule.name,
+                                   rule.kind == Rule::Kind::Partition
+                                       ? "partitions move the match into a new function; no instances are built"
+                                       : "multi-root and group rules have several roots; no instances are built"});
+        continue;
+      }
       std::optional<std::string> reason = RuleInterpreter::unsupported_reason(rule);
       // Declared ops live in the file's own registry, which the interpreter and the instances do not use.
       if (!reason && !file.ops.empty()) reason = "the file declares ops";

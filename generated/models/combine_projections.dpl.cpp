@@ -25,26 +25,24 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
-    for (int order1 = 0; order1 < 2; ++order1) {
-      dpl::Node* b = ms_node->operand(1 - order1);
-      if (b->kind() != dpl::NodeKind::Param) continue;
-      dpl::Node* matmul1 = ms_node->operand(order1);
-      if (!matmul1->is_call_of(dpl::op::matmul)) continue;
-      if (matmul1->operand(0) != x) continue;
-      dpl::Node* permute_dims1 = matmul1->operand(1);
-      if (!permute_dims1->is_call_of(dpl::op::permute_dims)) continue;
-      static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
-      if (permute_dims1->attr(0) != axes_value) continue;
-      dpl::Node* w = permute_dims1->operand(0);
-      if (w->kind() != dpl::NodeKind::Param) continue;
-      const int w_rank = w->type()->rank();
-      if (w_rank < 0) continue;
-      const int b_rank = b->type()->rank();
-      if (b_rank < 0) continue;
-      if (!((w_rank == 2) && (b_rank == 1))) continue;
-      { b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true; }
-    }
-    return false;
+    const int order1 = ms_node->operand(0)->kind() == dpl::NodeKind::Param ? 0 : 1;
+    dpl::Node* b = ms_node->operand(order1);
+    if (b->kind() != dpl::NodeKind::Param) return false;
+    if (!ms_node->operand(1 - order1)->is_call_of(dpl::op::matmul)) return false;
+    dpl::Node* matmul1 = ms_node->operand(1 - order1);
+    if (matmul1->operand(0) != x) return false;
+    if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
+    dpl::Node* permute_dims1 = matmul1->operand(1);
+    static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
+    if (permute_dims1->attr(0) != axes_value) return false;
+    dpl::Node* w = permute_dims1->operand(0);
+    if (w->kind() != dpl::NodeKind::Param) return false;
+    const int w_rank = w->type()->rank();
+    if (w_rank < 0) return false;
+    const int b_rank = b->type()->rank();
+    if (b_rank < 0) return false;
+    if (!((w_rank == 2) && (b_rank == 1))) return false;
+    b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* user1 : x->users()) {
     if (!user1->is_call_of(dpl::op::matmul)) continue;
@@ -58,10 +56,7 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_0;
   w_list_shape_0.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 1 || !value1->type()->dims()[0].is_static()) {
-      w_list_shape_0.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 1 || !value1->type()->dims()[0].is_static()) break;
     w_list_shape_0.push_back(value1->type()->dims()[0].extent());
   }
   if (w_list_shape_0.size() != w_list.size()) return false;
@@ -103,8 +98,8 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
     if (ms_node->operand(0) != x) return false;
+    if (!ms_node->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
     dpl::Node* permute_dims1 = ms_node->operand(1);
-    if (!permute_dims1->is_call_of(dpl::op::permute_dims)) return false;
     static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
     if (permute_dims1->attr(0) != axes_value) return false;
     dpl::Node* w = permute_dims1->operand(0);
@@ -123,10 +118,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_0;
   w_list_shape_0.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 1 || !value1->type()->dims()[0].is_static()) {
-      w_list_shape_0.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 1 || !value1->type()->dims()[0].is_static()) break;
     w_list_shape_0.push_back(value1->type()->dims()[0].extent());
   }
   if (w_list_shape_0.size() != w_list.size()) return false;
@@ -152,13 +144,20 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace_all(replacements);
 }
 
-// Tries the rules of pass models_combine_projections on `root`; returns the index of the rule that fired, or -1.
-int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule combine_biased_projections (combine_projections.dpl:8)
-  if (rule_combine_biased_projections(rewriter, root)) return 0;
+// Pass models_combine_projections, rooted at any other node: the decision tree of its rules.
+int match_models_combine_projections_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+  do {
+    // rule combine_biased_projections (combine_projections.dpl:8)
+    if (rule_combine_biased_projections(rewriter, root)) return 0;
+  } while (false);
   // rule combine_projections (combine_projections.dpl:14)
   if (rule_combine_projections(rewriter, root)) return 1;
   return -1;
+}
+
+// Tries the rules of pass models_combine_projections on `root`; returns the index of the rule that fired, or -1.
+int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
+  return match_models_combine_projections_any_node(rewriter, root);
 }
 
 const dpl::RuleInfo models_combine_projections_rules[] = {

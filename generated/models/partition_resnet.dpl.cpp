@@ -10,27 +10,31 @@
 namespace dpl_passes {
 namespace {
 
-// partition "models.conv2d_bn_relu" (partition_resnet.dpl:8)
-// nn.relu(nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)[0])
-bool partition_models_conv2d_bn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_partition_conv_bn, rooted at nn.relu: the decision tree of its rules.
+int match_models_partition_conv_bn_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "models.conv2d_bn_relu" (partition_resnet.dpl:8)
+  // nn.relu(nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)[0])
+  if (root->operand(0)->kind() != dpl::NodeKind::TupleItem) return -1;
   dpl::Node* item1 = root->operand(0);
-  if (item1->kind() != dpl::NodeKind::TupleItem) return false;
-  if (item1->index() != 0) return false;
+  if (!item1->operand(0)->is_call_of(dpl::op::nn_batch_norm)) return -1;
   dpl::Node* nn_batch_norm1 = item1->operand(0);
-  if (!nn_batch_norm1->is_call_of(dpl::op::nn_batch_norm)) return false;
+  if (!nn_batch_norm1->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = nn_batch_norm1->operand(0);
-  if (!nn_conv2d1->is_call_of(dpl::op::nn_conv2d)) return false;
+  if (item1->index() != 0) return -1;
   dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1), nn_batch_norm1->operand(1), nn_batch_norm1->operand(2), nn_batch_norm1->operand(3), nn_batch_norm1->operand(4)};
-  return rewriter.partition("models.conv2d_bn_relu", root, inputs) != nullptr;
+  if (rewriter.partition("models.conv2d_bn_relu", root, inputs) != nullptr) return 0;
+  return -1;
 }
 
-// partition "models.conv2d_bn" (partition_resnet.dpl:9)
-// nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)
-bool partition_models_conv2d_bn(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_partition_conv_bn, rooted at nn.batch_norm: the decision tree of its rules.
+int match_models_partition_conv_bn_nn_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "models.conv2d_bn" (partition_resnet.dpl:9)
+  // nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
-  if (!nn_conv2d1->is_call_of(dpl::op::nn_conv2d)) return false;
   dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1), root->operand(1), root->operand(2), root->operand(3), root->operand(4)};
-  return rewriter.partition("models.conv2d_bn", root, inputs) != nullptr;
+  if (rewriter.partition("models.conv2d_bn", root, inputs) != nullptr) return 1;
+  return -1;
 }
 
 // Tries the rules of pass models_partition_conv_bn on `root`; returns the index of the rule that fired, or -1.
@@ -38,13 +42,9 @@ int match_models_partition_conv_bn(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // partition "models.conv2d_bn_relu" (partition_resnet.dpl:8)
-      if (partition_models_conv2d_bn_relu(rewriter, root)) return 0;
-      return -1;
+      return match_models_partition_conv_bn_nn_relu(rewriter, root);
     case dpl::op::nn_batch_norm:
-      // partition "models.conv2d_bn" (partition_resnet.dpl:9)
-      if (partition_models_conv2d_bn(rewriter, root)) return 1;
-      return -1;
+      return match_models_partition_conv_bn_nn_batch_norm(rewriter, root);
     default:
       return -1;
   }

@@ -11,78 +11,36 @@
 namespace dpl_passes {
 namespace {
 
-// rule rms_norm (rms_norm.dpl:8), alternative 1 of 2
-// multiply(w, multiply(x, rsqrt(add(mean(power(x, const(2.0)), axis=[-1], keepdims=True), eps: const)))) where eps.rank == 0 && w.rank == 1 && w.shape[0] == x.shape[-1] => nn.rms_norm(x, w, axes=[-1], epsilon=eps.value)
-bool rule_rms_norm_1(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* w = root->operand(order1);
-    dpl::Node* multiply1 = root->operand(1 - order1);
-    if (!multiply1->is_call_of(dpl::op::multiply)) continue;
-    for (int order2 = 0; order2 < 2; ++order2) {
-      dpl::Node* x = multiply1->operand(order2);
-      dpl::Node* rsqrt1 = multiply1->operand(1 - order2);
-      if (!rsqrt1->is_call_of(dpl::op::rsqrt)) continue;
-      dpl::Node* add1 = rsqrt1->operand(0);
-      if (!add1->is_call_of(dpl::op::add)) continue;
-      for (int order3 = 0; order3 < 2; ++order3) {
-        dpl::Node* eps = add1->operand(1 - order3);
-        if (eps->kind() != dpl::NodeKind::Constant) continue;
-        dpl::Node* mean1 = add1->operand(order3);
-        if (!mean1->is_call_of(dpl::op::mean)) continue;
+// Pass models_fuse_rms_norm, rooted at multiply: the decision tree of its rules.
+int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+  do {
+    // rule rms_norm (rms_norm.dpl:8), alternative 1 of 2
+    // multiply(w, multiply(x, rsqrt(add(mean(power(x, const(2.0)), axis=[-1], keepdims=True), eps: const)))) where eps.rank == 0 && w.rank == 1 && w.shape[0] == x.shape[-1] => nn.rms_norm(x, w, axes=[-1], epsilon=eps.value)
+    for (int order1 = 0; order1 < 2; ++order1) {
+      if (!root->operand(1 - order1)->is_call_of(dpl::op::multiply)) continue;
+      dpl::Node* multiply1 = root->operand(1 - order1);
+      for (int order2 = 0; order2 < 2; ++order2) {
+        if (!multiply1->operand(1 - order2)->is_call_of(dpl::op::rsqrt)) continue;
+        dpl::Node* rsqrt1 = multiply1->operand(1 - order2);
+        if (!rsqrt1->operand(0)->is_call_of(dpl::op::add)) continue;
+        dpl::Node* add1 = rsqrt1->operand(0);
+        const int order3 = add1->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+        if (add1->operand(order3)->kind() != dpl::NodeKind::Constant) continue;
+        dpl::Node* constant1 = add1->operand(order3);
+        if (!add1->operand(1 - order3)->is_call_of(dpl::op::mean)) continue;
+        dpl::Node* mean1 = add1->operand(1 - order3);
         static const dpl::AttrValue axis_value = std::vector<int64_t>{-1};
-        if (mean1->attr(0) != axis_value) continue;
-        if (mean1->attr(1) != dpl::AttrValue(true)) continue;
+        if (!mean1->operand(0)->is_call_of(dpl::op::power)) continue;
         dpl::Node* power1 = mean1->operand(0);
-        if (!power1->is_call_of(dpl::op::power)) continue;
-        if (power1->operand(0) != x) continue;
-        dpl::Node* constant1 = power1->operand(1);
-        if (constant1->kind() != dpl::NodeKind::Constant) continue;
-        if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 2.0 || !dpl::is_float(constant1->literal().dtype)) continue;
-        const int eps_rank = eps->type()->rank();
-        if (eps_rank < 0) continue;
-        const int w_rank = w->type()->rank();
-        if (w_rank < 0) continue;
-        if (!w->type()->has_shape() || w->type()->rank() < 1 || !w->type()->dims()[0].is_static()) continue;
-        const int64_t w_shape_0 = w->type()->dims()[0].extent();
-        if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
-        const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
-        if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
-        if (!eps->literal().is_scalar()) continue;
-        const double eps_value = eps->literal().values[0];
-        dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
-        if (nn_rms_norm1 == nullptr) continue;
-        if (rewriter.replace(root, nn_rms_norm1)) return true;
-      }
-    }
-  }
-  return false;
-}
-
-// rule rms_norm (rms_norm.dpl:8), alternative 2 of 2
-// multiply(w, multiply(x, rsqrt(add(mean(multiply(x, x), axis=[-1], keepdims=True), eps: const)))) where eps.rank == 0 && w.rank == 1 && w.shape[0] == x.shape[-1] => nn.rms_norm(x, w, axes=[-1], epsilon=eps.value)
-bool rule_rms_norm_2(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* w = root->operand(order1);
-    dpl::Node* multiply1 = root->operand(1 - order1);
-    if (!multiply1->is_call_of(dpl::op::multiply)) continue;
-    for (int order2 = 0; order2 < 2; ++order2) {
-      dpl::Node* x = multiply1->operand(order2);
-      dpl::Node* rsqrt1 = multiply1->operand(1 - order2);
-      if (!rsqrt1->is_call_of(dpl::op::rsqrt)) continue;
-      dpl::Node* add1 = rsqrt1->operand(0);
-      if (!add1->is_call_of(dpl::op::add)) continue;
-      for (int order3 = 0; order3 < 2; ++order3) {
-        dpl::Node* eps = add1->operand(1 - order3);
-        if (eps->kind() != dpl::NodeKind::Constant) continue;
-        dpl::Node* mean1 = add1->operand(order3);
-        if (!mean1->is_call_of(dpl::op::mean)) continue;
-        static const dpl::AttrValue axis_value = std::vector<int64_t>{-1};
+        if (power1->operand(1)->kind() != dpl::NodeKind::Constant) continue;
+        dpl::Node* constant2 = power1->operand(1);
         if (mean1->attr(0) != axis_value) continue;
         if (mean1->attr(1) != dpl::AttrValue(true)) continue;
-        dpl::Node* multiply2 = mean1->operand(0);
-        if (!multiply2->is_call_of(dpl::op::multiply)) continue;
-        if (multiply2->operand(0) != x) continue;
-        if (multiply2->operand(1) != x) continue;
+        if (power1->operand(0) != multiply1->operand(order2)) continue;
+        if (!constant2->literal().is_scalar() || constant2->literal().values[0] != 2.0 || !dpl::is_float(constant2->literal().dtype)) continue;
+        dpl::Node* w = root->operand(order1);
+        dpl::Node* x = multiply1->operand(order2);
+        dpl::Node* eps = constant1;
         const int eps_rank = eps->type()->rank();
         if (eps_rank < 0) continue;
         const int w_rank = w->type()->rank();
@@ -96,11 +54,52 @@ bool rule_rms_norm_2(dpl::Rewriter& rewriter, dpl::Node* root) {
         const double eps_value = eps->literal().values[0];
         dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
         if (nn_rms_norm1 == nullptr) continue;
-        if (rewriter.replace(root, nn_rms_norm1)) return true;
+        if (rewriter.replace(root, nn_rms_norm1)) return 0;
       }
     }
+  } while (false);
+  // rule rms_norm (rms_norm.dpl:8), alternative 2 of 2
+  // multiply(w, multiply(x, rsqrt(add(mean(multiply(x, x), axis=[-1], keepdims=True), eps: const)))) where eps.rank == 0 && w.rank == 1 && w.shape[0] == x.shape[-1] => nn.rms_norm(x, w, axes=[-1], epsilon=eps.value)
+  for (int order1 = 0; order1 < 2; ++order1) {
+    if (!root->operand(1 - order1)->is_call_of(dpl::op::multiply)) continue;
+    dpl::Node* multiply1 = root->operand(1 - order1);
+    for (int order2 = 0; order2 < 2; ++order2) {
+      if (!multiply1->operand(1 - order2)->is_call_of(dpl::op::rsqrt)) continue;
+      dpl::Node* rsqrt1 = multiply1->operand(1 - order2);
+      if (!rsqrt1->operand(0)->is_call_of(dpl::op::add)) continue;
+      dpl::Node* add1 = rsqrt1->operand(0);
+      const int order3 = add1->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+      if (add1->operand(order3)->kind() != dpl::NodeKind::Constant) continue;
+      dpl::Node* constant1 = add1->operand(order3);
+      if (!add1->operand(1 - order3)->is_call_of(dpl::op::mean)) continue;
+      dpl::Node* mean1 = add1->operand(1 - order3);
+      static const dpl::AttrValue axis_value = std::vector<int64_t>{-1};
+      if (!mean1->operand(0)->is_call_of(dpl::op::multiply)) continue;
+      dpl::Node* multiply2 = mean1->operand(0);
+      if (mean1->attr(0) != axis_value) continue;
+      if (mean1->attr(1) != dpl::AttrValue(true)) continue;
+      if (multiply2->operand(0) != multiply1->operand(order2)) continue;
+      if (multiply2->operand(1) != multiply1->operand(order2)) continue;
+      dpl::Node* w = root->operand(order1);
+      dpl::Node* x = multiply1->operand(order2);
+      dpl::Node* eps = constant1;
+      const int eps_rank = eps->type()->rank();
+      if (eps_rank < 0) continue;
+      const int w_rank = w->type()->rank();
+      if (w_rank < 0) continue;
+      if (!w->type()->has_shape() || w->type()->rank() < 1 || !w->type()->dims()[0].is_static()) continue;
+      const int64_t w_shape_0 = w->type()->dims()[0].extent();
+      if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
+      const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
+      if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
+      if (!eps->literal().is_scalar()) continue;
+      const double eps_value = eps->literal().values[0];
+      dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
+      if (nn_rms_norm1 == nullptr) continue;
+      if (rewriter.replace(root, nn_rms_norm1)) return 0;
+    }
   }
-  return false;
+  return -1;
 }
 
 // Tries the rules of pass models_fuse_rms_norm on `root`; returns the index of the rule that fired, or -1.
@@ -108,11 +107,7 @@ int match_models_fuse_rms_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
-      // rule rms_norm (rms_norm.dpl:8), alternative 1 of 2
-      if (rule_rms_norm_1(rewriter, root)) return 0;
-      // rule rms_norm (rms_norm.dpl:8), alternative 2 of 2
-      if (rule_rms_norm_2(rewriter, root)) return 0;
-      return -1;
+      return match_models_fuse_rms_norm_multiply(rewriter, root);
     default:
       return -1;
   }

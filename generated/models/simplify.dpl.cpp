@@ -10,30 +10,32 @@
 namespace dpl_passes {
 namespace {
 
-// rule multiply_by_one (simplify.dpl:7)
-// multiply(x, const(1)) => x
-bool rule_multiply_by_one(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_simplify, rooted at multiply: the decision tree of its rules.
+int match_models_simplify_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule multiply_by_one (simplify.dpl:7)
+  // multiply(x, const(1)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* x = root->operand(order1);
+    if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (constant1->kind() != dpl::NodeKind::Constant) continue;
     if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 1.0) continue;
-    if (rewriter.replace(root, x)) return true;
+    dpl::Node* x = root->operand(order1);
+    if (rewriter.replace(root, x)) return 0;
   }
-  return false;
+  return -1;
 }
 
-// rule add_zero (simplify.dpl:8)
-// add(x, const(0)) => x
-bool rule_add_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_simplify, rooted at add: the decision tree of its rules.
+int match_models_simplify_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule add_zero (simplify.dpl:8)
+  // add(x, const(0)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* x = root->operand(order1);
+    if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (constant1->kind() != dpl::NodeKind::Constant) continue;
     if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) continue;
-    if (rewriter.replace(root, x)) return true;
+    dpl::Node* x = root->operand(order1);
+    if (rewriter.replace(root, x)) return 1;
   }
-  return false;
+  return -1;
 }
 
 // Tries the rules of pass models_simplify on `root`; returns the index of the rule that fired, or -1.
@@ -41,13 +43,9 @@ int match_models_simplify(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
-      // rule multiply_by_one (simplify.dpl:7)
-      if (rule_multiply_by_one(rewriter, root)) return 0;
-      return -1;
+      return match_models_simplify_multiply(rewriter, root);
     case dpl::op::add:
-      // rule add_zero (simplify.dpl:8)
-      if (rule_add_zero(rewriter, root)) return 1;
-      return -1;
+      return match_models_simplify_add(rewriter, root);
     default:
       return -1;
   }

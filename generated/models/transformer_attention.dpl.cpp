@@ -13,210 +13,225 @@
 namespace dpl_passes {
 namespace {
 
-// rule attention_with_mask (transformer_attention.dpl:32)
-// permute_dims(matmul(nn.softmax(add(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), mask), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=s.value)
-bool rule_attention_with_mask(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_fuse_attention, rooted at permute_dims: the decision tree of its rules.
+int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // shared by attention_with_mask, attention_without_mask, cancel_head_transposes
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
-  if (root->attr(0) != axes_value) return false;
-  dpl::Node* matmul1 = root->operand(0);
-  if (!matmul1->is_call_of(dpl::op::matmul)) return false;
-  static const dpl::AttrValue out_dtype_value = std::string("void");
-  if (matmul1->attr(0) != out_dtype_value) return false;
-  dpl::Node* v = matmul1->operand(1);
-  dpl::Node* nn_softmax1 = matmul1->operand(0);
-  if (!nn_softmax1->is_call_of(dpl::op::nn_softmax)) return false;
-  if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return false;
-  dpl::Node* add1 = nn_softmax1->operand(0);
-  if (!add1->is_call_of(dpl::op::add)) return false;
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* mask = add1->operand(1 - order1);
-    dpl::Node* multiply1 = add1->operand(order1);
-    if (!multiply1->is_call_of(dpl::op::multiply)) continue;
-    for (int order2 = 0; order2 < 2; ++order2) {
-      dpl::Node* s = multiply1->operand(1 - order2);
-      if (s->kind() != dpl::NodeKind::Constant) continue;
-      dpl::Node* matmul2 = multiply1->operand(order2);
-      if (!matmul2->is_call_of(dpl::op::matmul)) continue;
-      if (matmul2->attr(0) != out_dtype_value) continue;
-      dpl::Node* q = matmul2->operand(0);
-      dpl::Node* permute_dims1 = matmul2->operand(1);
-      if (!permute_dims1->is_call_of(dpl::op::permute_dims)) continue;
-      static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
-      if (permute_dims1->attr(0) != axes_value_1) continue;
-      dpl::Node* k = permute_dims1->operand(0);
-      const int s_rank = s->type()->rank();
-      if (s_rank < 0) continue;
-      if (!(s_rank == 0)) continue;
-      if (!s->literal().is_scalar()) continue;
-      const double s_value = s->literal().values[0];
-      dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-      if (permute_dims2 == nullptr) continue;
-      dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-      if (permute_dims3 == nullptr) continue;
-      dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-      if (permute_dims4 == nullptr) continue;
-      dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-      if (nn_attention1 == nullptr) continue;
-      if (rewriter.replace(root, nn_attention1)) return true;
+  if (!root->operand(0)->is_call()) return -1;
+  switch (root->operand(0)->op()) {
+    case dpl::op::matmul: {
+      // shared by attention_with_mask, attention_without_mask
+      dpl::Node* matmul1 = root->operand(0);
+      static const dpl::AttrValue out_dtype_value = std::string("void");
+      if (!matmul1->operand(0)->is_call_of(dpl::op::nn_softmax)) break;
+      dpl::Node* nn_softmax1 = matmul1->operand(0);
+      if (!nn_softmax1->operand(0)->is_call()) break;
+      switch (nn_softmax1->operand(0)->op()) {
+        case dpl::op::add: {
+          // rule attention_with_mask (transformer_attention.dpl:32)
+          // permute_dims(matmul(nn.softmax(add(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), mask), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=s.value)
+          dpl::Node* add1 = nn_softmax1->operand(0);
+          if (root->attr(0) != axes_value) break;
+          if (matmul1->attr(0) != out_dtype_value) break;
+          if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) break;
+          for (int order1 = 0; order1 < 2; ++order1) {
+            if (!add1->operand(order1)->is_call_of(dpl::op::multiply)) continue;
+            dpl::Node* multiply1 = add1->operand(order1);
+            const int order2 = multiply1->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+            if (multiply1->operand(order2)->kind() != dpl::NodeKind::Constant) continue;
+            dpl::Node* constant1 = multiply1->operand(order2);
+            if (!multiply1->operand(1 - order2)->is_call_of(dpl::op::matmul)) continue;
+            dpl::Node* matmul2 = multiply1->operand(1 - order2);
+            if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) continue;
+            dpl::Node* permute_dims1 = matmul2->operand(1);
+            static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
+            if (matmul2->attr(0) != out_dtype_value) continue;
+            if (permute_dims1->attr(0) != axes_value_1) continue;
+            dpl::Node* v = matmul1->operand(1);
+            dpl::Node* mask = add1->operand(1 - order1);
+            dpl::Node* s = constant1;
+            dpl::Node* q = matmul2->operand(0);
+            dpl::Node* k = permute_dims1->operand(0);
+            const int s_rank = s->type()->rank();
+            if (s_rank < 0) continue;
+            if (!(s_rank == 0)) continue;
+            if (!s->literal().is_scalar()) continue;
+            const double s_value = s->literal().values[0];
+            dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            if (permute_dims2 == nullptr) continue;
+            dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            if (permute_dims3 == nullptr) continue;
+            dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            if (permute_dims4 == nullptr) continue;
+            dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
+            if (nn_attention1 == nullptr) continue;
+            if (rewriter.replace(root, nn_attention1)) return 0;
+          }
+          break;
+        }
+        case dpl::op::multiply: {
+          // rule attention_without_mask (transformer_attention.dpl:38)
+          // permute_dims(matmul(nn.softmax(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), scale=s.value)
+          dpl::Node* multiply2 = nn_softmax1->operand(0);
+          const int order3 = multiply2->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+          if (multiply2->operand(order3)->kind() != dpl::NodeKind::Constant) break;
+          dpl::Node* constant2 = multiply2->operand(order3);
+          if (!multiply2->operand(1 - order3)->is_call_of(dpl::op::matmul)) break;
+          dpl::Node* matmul3 = multiply2->operand(1 - order3);
+          if (!matmul3->operand(1)->is_call_of(dpl::op::permute_dims)) break;
+          dpl::Node* permute_dims2 = matmul3->operand(1);
+          static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
+          if (root->attr(0) != axes_value) break;
+          if (matmul1->attr(0) != out_dtype_value) break;
+          if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) break;
+          if (matmul3->attr(0) != out_dtype_value) break;
+          if (permute_dims2->attr(0) != axes_value_1) break;
+          dpl::Node* v = matmul1->operand(1);
+          dpl::Node* s = constant2;
+          dpl::Node* q = matmul3->operand(0);
+          dpl::Node* k = permute_dims2->operand(0);
+          const int s_rank = s->type()->rank();
+          if (s_rank < 0) break;
+          if (!(s_rank == 0)) break;
+          if (!s->literal().is_scalar()) break;
+          const double s_value = s->literal().values[0];
+          dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          if (permute_dims3 == nullptr) break;
+          dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          if (permute_dims4 == nullptr) break;
+          dpl::Node* permute_dims5 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          if (permute_dims5 == nullptr) break;
+          dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
+          if (nn_attention1 == nullptr) break;
+          if (rewriter.replace(root, nn_attention1)) return 1;
+          break;
+        }
+        default:
+          break;
+      }
+      break;
     }
+    case dpl::op::permute_dims: {
+      // rule cancel_head_transposes (transformer_attention.dpl:60)
+      // permute_dims(permute_dims(x, axes=[0, 2, 1, 3]), axes=[0, 2, 1, 3]) => x
+      dpl::Node* permute_dims3 = root->operand(0);
+      if (root->attr(0) != axes_value) break;
+      if (permute_dims3->attr(0) != axes_value) break;
+      dpl::Node* x = permute_dims3->operand(0);
+      if (rewriter.replace(root, x)) return 3;
+      break;
+    }
+    default:
+      break;
   }
-  return false;
+  return -1;
 }
 
-// rule attention_without_mask (transformer_attention.dpl:38)
-// permute_dims(matmul(nn.softmax(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), scale=s.value)
-bool rule_attention_without_mask(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass models_fuse_attention, rooted at nn.attention: the decision tree of its rules.
+int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule attention_grouped_query (transformer_attention.dpl:46)
+  // nn.attention(q, permute_dims(k_rep: reshape(k_bcast: broadcast_to(expand_dims(k: Tensor[(b, kv_heads, s, dk)], axis=[2]), _), _), axes=[0, 2, 1, 3]), permute_dims(v_rep: reshape(v_bcast: broadcast_to(expand_dims(v: Tensor[(b, kv_heads, s, dv)], axis=[2]), _), _), axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws) where k_bcast.rank == 5 && k_bcast.shape[0] == b && k_bcast.shape[1] == kv_heads && k_bcast.shape[3] == s && k_bcast.shape[4] == dk && k_rep.shape[0] == b && k_rep.shape[2] == s && k_rep.shape[3] == dk && v_bcast.rank == 5 && v_bcast.shape[0] == b && v_bcast.shape[1] == kv_heads && v_bcast.shape[3] == s && v_bcast.shape[4] == dv && v_rep.shape[0] == b && v_rep.shape[2] == s && v_rep.shape[3] == dv => nn.attention(q, permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws)
+  if (root->num_operands() != 4) return -1;
+  if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims1 = root->operand(1);
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
-  if (root->attr(0) != axes_value) return false;
-  dpl::Node* matmul1 = root->operand(0);
-  if (!matmul1->is_call_of(dpl::op::matmul)) return false;
-  static const dpl::AttrValue out_dtype_value = std::string("void");
-  if (matmul1->attr(0) != out_dtype_value) return false;
-  dpl::Node* v = matmul1->operand(1);
-  dpl::Node* nn_softmax1 = matmul1->operand(0);
-  if (!nn_softmax1->is_call_of(dpl::op::nn_softmax)) return false;
-  if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return false;
-  dpl::Node* multiply1 = nn_softmax1->operand(0);
-  if (!multiply1->is_call_of(dpl::op::multiply)) return false;
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* s = multiply1->operand(1 - order1);
-    if (s->kind() != dpl::NodeKind::Constant) continue;
-    dpl::Node* matmul2 = multiply1->operand(order1);
-    if (!matmul2->is_call_of(dpl::op::matmul)) continue;
-    if (matmul2->attr(0) != out_dtype_value) continue;
-    dpl::Node* q = matmul2->operand(0);
-    dpl::Node* permute_dims1 = matmul2->operand(1);
-    if (!permute_dims1->is_call_of(dpl::op::permute_dims)) continue;
-    static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
-    if (permute_dims1->attr(0) != axes_value_1) continue;
-    dpl::Node* k = permute_dims1->operand(0);
-    const int s_rank = s->type()->rank();
-    if (s_rank < 0) continue;
-    if (!(s_rank == 0)) continue;
-    if (!s->literal().is_scalar()) continue;
-    const double s_value = s->literal().values[0];
-    dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-    if (permute_dims2 == nullptr) continue;
-    dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-    if (permute_dims3 == nullptr) continue;
-    dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-    if (permute_dims4 == nullptr) continue;
-    dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-    if (nn_attention1 == nullptr) continue;
-    if (rewriter.replace(root, nn_attention1)) return true;
-  }
-  return false;
-}
-
-// rule attention_grouped_query (transformer_attention.dpl:46)
-// nn.attention(q, permute_dims(k_rep: reshape(k_bcast: broadcast_to(expand_dims(k: Tensor[(b, kv_heads, s, dk)], axis=[2]), _), _), axes=[0, 2, 1, 3]), permute_dims(v_rep: reshape(v_bcast: broadcast_to(expand_dims(v: Tensor[(b, kv_heads, s, dv)], axis=[2]), _), _), axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws) where k_bcast.rank == 5 && k_bcast.shape[0] == b && k_bcast.shape[1] == kv_heads && k_bcast.shape[3] == s && k_bcast.shape[4] == dk && k_rep.shape[0] == b && k_rep.shape[2] == s && k_rep.shape[3] == dk && v_bcast.rank == 5 && v_bcast.shape[0] == b && v_bcast.shape[1] == kv_heads && v_bcast.shape[3] == s && v_bcast.shape[4] == dv && v_rep.shape[0] == b && v_rep.shape[2] == s && v_rep.shape[3] == dv => nn.attention(q, permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws)
-bool rule_attention_grouped_query(dpl::Rewriter& rewriter, dpl::Node* root) {
-  if (root->num_operands() != 4) return false;
+  if (!permute_dims1->operand(0)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape1 = permute_dims1->operand(0);
+  if (!reshape1->operand(0)->is_call_of(dpl::op::broadcast_to)) return -1;
+  dpl::Node* broadcast_to1 = reshape1->operand(0);
+  if (!broadcast_to1->operand(0)->is_call_of(dpl::op::expand_dims)) return -1;
+  dpl::Node* expand_dims1 = broadcast_to1->operand(0);
+  static const dpl::AttrValue axis_value = std::vector<int64_t>{2};
+  dpl::Node* tensor1 = expand_dims1->operand(0);
+  if (!root->operand(2)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims2 = root->operand(2);
+  if (!permute_dims2->operand(0)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape2 = permute_dims2->operand(0);
+  if (!reshape2->operand(0)->is_call_of(dpl::op::broadcast_to)) return -1;
+  dpl::Node* broadcast_to2 = reshape2->operand(0);
+  if (!broadcast_to2->operand(0)->is_call_of(dpl::op::expand_dims)) return -1;
+  dpl::Node* expand_dims2 = broadcast_to2->operand(0);
+  dpl::Node* tensor2 = expand_dims2->operand(0);
+  if (permute_dims1->attr(0) != axes_value) return -1;
+  if (expand_dims1->attr(0) != axis_value) return -1;
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->rank() != 4) return -1;
+  if (!tensor1->type()->has_shape()) return -1;
+  if (permute_dims2->attr(0) != axes_value) return -1;
+  if (expand_dims2->attr(0) != axis_value) return -1;
+  if (!tensor2->type()->is_tensor()) return -1;
+  if (tensor2->type()->rank() != 4) return -1;
+  if (!tensor2->type()->has_shape()) return -1;
+  if (tensor2->type()->dims()[0] != tensor1->type()->dims()[0]) return -1;
+  if (tensor2->type()->dims()[1] != tensor1->type()->dims()[1]) return -1;
+  if (tensor2->type()->dims()[2] != tensor1->type()->dims()[2]) return -1;
   const dpl::AttrValue& sc = root->attr(0);
   const dpl::AttrValue& cm = root->attr(1);
   const dpl::AttrValue& ws = root->attr(2);
   dpl::Node* q = root->operand(0);
   dpl::Node* mask = root->operand(3);
-  dpl::Node* permute_dims1 = root->operand(1);
-  if (!permute_dims1->is_call_of(dpl::op::permute_dims)) return false;
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
-  if (permute_dims1->attr(0) != axes_value) return false;
-  dpl::Node* k_rep = permute_dims1->operand(0);
-  if (!k_rep->is_call_of(dpl::op::reshape)) return false;
-  dpl::Node* k_bcast = k_rep->operand(0);
-  if (!k_bcast->is_call_of(dpl::op::broadcast_to)) return false;
-  dpl::Node* expand_dims1 = k_bcast->operand(0);
-  if (!expand_dims1->is_call_of(dpl::op::expand_dims)) return false;
-  static const dpl::AttrValue axis_value = std::vector<int64_t>{2};
-  if (expand_dims1->attr(0) != axis_value) return false;
-  dpl::Node* k = expand_dims1->operand(0);
-  if (!k->type()->is_tensor()) return false;
-  if (k->type()->rank() != 4) return false;
-  if (!k->type()->has_shape()) return false;
-  const dpl::Dim b = k->type()->dims()[0];
-  const dpl::Dim kv_heads = k->type()->dims()[1];
-  const dpl::Dim s = k->type()->dims()[2];
-  const dpl::Dim dk = k->type()->dims()[3];
-  dpl::Node* permute_dims2 = root->operand(2);
-  if (!permute_dims2->is_call_of(dpl::op::permute_dims)) return false;
-  if (permute_dims2->attr(0) != axes_value) return false;
-  dpl::Node* v_rep = permute_dims2->operand(0);
-  if (!v_rep->is_call_of(dpl::op::reshape)) return false;
-  dpl::Node* v_bcast = v_rep->operand(0);
-  if (!v_bcast->is_call_of(dpl::op::broadcast_to)) return false;
-  dpl::Node* expand_dims2 = v_bcast->operand(0);
-  if (!expand_dims2->is_call_of(dpl::op::expand_dims)) return false;
-  if (expand_dims2->attr(0) != axis_value) return false;
-  dpl::Node* v = expand_dims2->operand(0);
-  if (!v->type()->is_tensor()) return false;
-  if (v->type()->rank() != 4) return false;
-  if (!v->type()->has_shape()) return false;
-  if (v->type()->dims()[0] != b) return false;
-  if (v->type()->dims()[1] != kv_heads) return false;
-  if (v->type()->dims()[2] != s) return false;
-  const dpl::Dim dv = v->type()->dims()[3];
+  dpl::Node* k_rep = reshape1;
+  dpl::Node* k_bcast = broadcast_to1;
+  dpl::Node* k = tensor1;
+  const dpl::Dim b = tensor1->type()->dims()[0];
+  const dpl::Dim kv_heads = tensor1->type()->dims()[1];
+  const dpl::Dim s = tensor1->type()->dims()[2];
+  const dpl::Dim dk = tensor1->type()->dims()[3];
+  dpl::Node* v_rep = reshape2;
+  dpl::Node* v_bcast = broadcast_to2;
+  dpl::Node* v = tensor2;
+  const dpl::Dim dv = tensor2->type()->dims()[3];
   const int k_bcast_rank = k_bcast->type()->rank();
-  if (k_bcast_rank < 0) return false;
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 1 || !k_bcast->type()->dims()[0].is_static()) return false;
+  if (k_bcast_rank < 0) return -1;
+  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 1 || !k_bcast->type()->dims()[0].is_static()) return -1;
   const int64_t k_bcast_shape_0 = k_bcast->type()->dims()[0].extent();
-  if (!b.is_static()) return false;
+  if (!b.is_static()) return -1;
   const int64_t b_extent = b.extent();
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 2 || !k_bcast->type()->dims()[1].is_static()) return false;
+  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 2 || !k_bcast->type()->dims()[1].is_static()) return -1;
   const int64_t k_bcast_shape_1 = k_bcast->type()->dims()[1].extent();
-  if (!kv_heads.is_static()) return false;
+  if (!kv_heads.is_static()) return -1;
   const int64_t kv_heads_extent = kv_heads.extent();
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 4 || !k_bcast->type()->dims()[3].is_static()) return false;
+  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 4 || !k_bcast->type()->dims()[3].is_static()) return -1;
   const int64_t k_bcast_shape_3 = k_bcast->type()->dims()[3].extent();
-  if (!s.is_static()) return false;
+  if (!s.is_static()) return -1;
   const int64_t s_extent = s.extent();
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 5 || !k_bcast->type()->dims()[4].is_static()) return false;
+  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 5 || !k_bcast->type()->dims()[4].is_static()) return -1;
   const int64_t k_bcast_shape_4 = k_bcast->type()->dims()[4].extent();
-  if (!dk.is_static()) return false;
+  if (!dk.is_static()) return -1;
   const int64_t dk_extent = dk.extent();
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 1 || !k_rep->type()->dims()[0].is_static()) return false;
+  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 1 || !k_rep->type()->dims()[0].is_static()) return -1;
   const int64_t k_rep_shape_0 = k_rep->type()->dims()[0].extent();
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 3 || !k_rep->type()->dims()[2].is_static()) return false;
+  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 3 || !k_rep->type()->dims()[2].is_static()) return -1;
   const int64_t k_rep_shape_2 = k_rep->type()->dims()[2].extent();
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 4 || !k_rep->type()->dims()[3].is_static()) return false;
+  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 4 || !k_rep->type()->dims()[3].is_static()) return -1;
   const int64_t k_rep_shape_3 = k_rep->type()->dims()[3].extent();
   const int v_bcast_rank = v_bcast->type()->rank();
-  if (v_bcast_rank < 0) return false;
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 1 || !v_bcast->type()->dims()[0].is_static()) return false;
+  if (v_bcast_rank < 0) return -1;
+  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 1 || !v_bcast->type()->dims()[0].is_static()) return -1;
   const int64_t v_bcast_shape_0 = v_bcast->type()->dims()[0].extent();
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 2 || !v_bcast->type()->dims()[1].is_static()) return false;
+  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 2 || !v_bcast->type()->dims()[1].is_static()) return -1;
   const int64_t v_bcast_shape_1 = v_bcast->type()->dims()[1].extent();
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 4 || !v_bcast->type()->dims()[3].is_static()) return false;
+  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 4 || !v_bcast->type()->dims()[3].is_static()) return -1;
   const int64_t v_bcast_shape_3 = v_bcast->type()->dims()[3].extent();
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 5 || !v_bcast->type()->dims()[4].is_static()) return false;
+  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 5 || !v_bcast->type()->dims()[4].is_static()) return -1;
   const int64_t v_bcast_shape_4 = v_bcast->type()->dims()[4].extent();
-  if (!dv.is_static()) return false;
+  if (!dv.is_static()) return -1;
   const int64_t dv_extent = dv.extent();
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 1 || !v_rep->type()->dims()[0].is_static()) return false;
+  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 1 || !v_rep->type()->dims()[0].is_static()) return -1;
   const int64_t v_rep_shape_0 = v_rep->type()->dims()[0].extent();
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 3 || !v_rep->type()->dims()[2].is_static()) return false;
+  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 3 || !v_rep->type()->dims()[2].is_static()) return -1;
   const int64_t v_rep_shape_2 = v_rep->type()->dims()[2].extent();
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 4 || !v_rep->type()->dims()[3].is_static()) return false;
+  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 4 || !v_rep->type()->dims()[3].is_static()) return -1;
   const int64_t v_rep_shape_3 = v_rep->type()->dims()[3].extent();
-  if (!((((((((((((((((k_bcast_rank == 5) && (k_bcast_shape_0 == b_extent)) && (k_bcast_shape_1 == kv_heads_extent)) && (k_bcast_shape_3 == s_extent)) && (k_bcast_shape_4 == dk_extent)) && (k_rep_shape_0 == b_extent)) && (k_rep_shape_2 == s_extent)) && (k_rep_shape_3 == dk_extent)) && (v_bcast_rank == 5)) && (v_bcast_shape_0 == b_extent)) && (v_bcast_shape_1 == kv_heads_extent)) && (v_bcast_shape_3 == s_extent)) && (v_bcast_shape_4 == dv_extent)) && (v_rep_shape_0 == b_extent)) && (v_rep_shape_2 == s_extent)) && (v_rep_shape_3 == dv_extent))) return false;
+  if (!((((((((((((((((k_bcast_rank == 5) && (k_bcast_shape_0 == b_extent)) && (k_bcast_shape_1 == kv_heads_extent)) && (k_bcast_shape_3 == s_extent)) && (k_bcast_shape_4 == dk_extent)) && (k_rep_shape_0 == b_extent)) && (k_rep_shape_2 == s_extent)) && (k_rep_shape_3 == dk_extent)) && (v_bcast_rank == 5)) && (v_bcast_shape_0 == b_extent)) && (v_bcast_shape_1 == kv_heads_extent)) && (v_bcast_shape_3 == s_extent)) && (v_bcast_shape_4 == dv_extent)) && (v_rep_shape_0 == b_extent)) && (v_rep_shape_2 == s_extent)) && (v_rep_shape_3 == dv_extent))) return -1;
   dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-  if (permute_dims3 == nullptr) return false;
+  if (permute_dims3 == nullptr) return -1;
   dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
-  if (permute_dims4 == nullptr) return false;
+  if (permute_dims4 == nullptr) return -1;
   dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/sc, /*causal_mask=*/cm, /*window_size=*/ws});
-  if (nn_attention1 == nullptr) return false;
-  return rewriter.replace(root, nn_attention1);
-}
-
-// rule cancel_head_transposes (transformer_attention.dpl:60)
-// permute_dims(permute_dims(x, axes=[0, 2, 1, 3]), axes=[0, 2, 1, 3]) => x
-bool rule_cancel_head_transposes(dpl::Rewriter& rewriter, dpl::Node* root) {
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
-  if (root->attr(0) != axes_value) return false;
-  dpl::Node* permute_dims1 = root->operand(0);
-  if (!permute_dims1->is_call_of(dpl::op::permute_dims)) return false;
-  if (permute_dims1->attr(0) != axes_value) return false;
-  dpl::Node* x = permute_dims1->operand(0);
-  return rewriter.replace(root, x);
+  if (nn_attention1 == nullptr) return -1;
+  if (rewriter.replace(root, nn_attention1)) return 2;
+  return -1;
 }
 
 // Tries the rules of pass models_fuse_attention on `root`; returns the index of the rule that fired, or -1.
@@ -224,17 +239,9 @@ int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::permute_dims:
-      // rule attention_with_mask (transformer_attention.dpl:32)
-      if (rule_attention_with_mask(rewriter, root)) return 0;
-      // rule attention_without_mask (transformer_attention.dpl:38)
-      if (rule_attention_without_mask(rewriter, root)) return 1;
-      // rule cancel_head_transposes (transformer_attention.dpl:60)
-      if (rule_cancel_head_transposes(rewriter, root)) return 3;
-      return -1;
+      return match_models_fuse_attention_permute_dims(rewriter, root);
     case dpl::op::nn_attention:
-      // rule attention_grouped_query (transformer_attention.dpl:46)
-      if (rule_attention_grouped_query(rewriter, root)) return 2;
-      return -1;
+      return match_models_fuse_attention_nn_attention(rewriter, root);
     default:
       return -1;
   }

@@ -10,14 +10,16 @@
 namespace dpl_passes {
 namespace {
 
-// rule add_self (add_self.dpl:4)
-// add(x, x) => multiply(x, const(2.0))
-bool rule_add_self(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed000_add_self, rooted at add: the decision tree of its rules.
+int match_seed000_add_self_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule add_self (add_self.dpl:4)
+  // add(x, x) => multiply(x, const(2.0))
+  if (root->operand(1) != root->operand(0)) return -1;
   dpl::Node* x = root->operand(0);
-  if (root->operand(1) != x) return false;
   dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))});
-  if (multiply1 == nullptr) return false;
-  return rewriter.replace(root, multiply1);
+  if (multiply1 == nullptr) return -1;
+  if (rewriter.replace(root, multiply1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed000_add_self on `root`; returns the index of the rule that fired, or -1.
@@ -25,9 +27,7 @@ int match_seed000_add_self(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule add_self (add_self.dpl:4)
-      if (rule_add_self(rewriter, root)) return 0;
-      return -1;
+      return match_seed000_add_self_add(rewriter, root);
     default:
       return -1;
   }

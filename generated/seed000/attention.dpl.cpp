@@ -12,110 +12,116 @@
 namespace dpl_passes {
 namespace {
 
-// rule fuse_attention (attention.dpl:16)
-// out: permute_dims(reshape(matmul(nn.softmax(multiply(matmul(q3: reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _), permute_dims(k3: reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _), axes=[0, 2, 1])), sc: const), axis=-1), v3: reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _)), _), axes=[0, 2, 1, 3]) where sc.rank == 0 && q3.rank == 3 && q3.shape[0] == b * n && q3.shape[1] == s && k3.rank == 3 && k3.shape[0] == b * n && k3.shape[1] == skv && v3.rank == 3 && v3.shape[0] == b * n && v3.shape[1] == skv && out.shape[0] == b && out.shape[1] == s && out.shape[2] == n => nn.attention(q, k, v, scale=sc.value)
-bool rule_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::Node* out = root;
+// Pass seed000_attention, rooted at permute_dims: the decision tree of its rules.
+int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule fuse_attention (attention.dpl:16)
+  // out: permute_dims(reshape(matmul(nn.softmax(multiply(matmul(q3: reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _), permute_dims(k3: reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _), axes=[0, 2, 1])), sc: const), axis=-1), v3: reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _)), _), axes=[0, 2, 1, 3]) where sc.rank == 0 && q3.rank == 3 && q3.shape[0] == b * n && q3.shape[1] == s && k3.rank == 3 && k3.shape[0] == b * n && k3.shape[1] == skv && v3.rank == 3 && v3.shape[0] == b * n && v3.shape[1] == skv && out.shape[0] == b && out.shape[1] == s && out.shape[2] == n => nn.attention(q, k, v, scale=sc.value)
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
-  if (out->attr(0) != axes_value) return false;
-  dpl::Node* reshape1 = out->operand(0);
-  if (!reshape1->is_call_of(dpl::op::reshape)) return false;
+  if (!root->operand(0)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape1 = root->operand(0);
+  if (!reshape1->operand(0)->is_call_of(dpl::op::matmul)) return -1;
   dpl::Node* matmul1 = reshape1->operand(0);
-  if (!matmul1->is_call_of(dpl::op::matmul)) return false;
-  dpl::Node* v3 = matmul1->operand(1);
-  if (!v3->is_call_of(dpl::op::reshape)) return false;
-  dpl::Node* permute_dims1 = v3->operand(0);
-  if (!permute_dims1->is_call_of(dpl::op::permute_dims)) return false;
-  if (permute_dims1->attr(0) != axes_value) return false;
-  dpl::Node* v = permute_dims1->operand(0);
-  if (!v->type()->is_tensor()) return false;
-  if (v->type()->rank() != 4) return false;
-  if (!v->type()->has_shape()) return false;
-  const dpl::Dim b = v->type()->dims()[0];
-  const dpl::Dim skv = v->type()->dims()[1];
-  const dpl::Dim n = v->type()->dims()[2];
+  if (!matmul1->operand(1)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape2 = matmul1->operand(1);
+  if (!reshape2->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims1 = reshape2->operand(0);
+  dpl::Node* tensor1 = permute_dims1->operand(0);
+  if (!matmul1->operand(0)->is_call_of(dpl::op::nn_softmax)) return -1;
   dpl::Node* nn_softmax1 = matmul1->operand(0);
-  if (!nn_softmax1->is_call_of(dpl::op::nn_softmax)) return false;
-  if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return false;
+  if (!nn_softmax1->operand(0)->is_call_of(dpl::op::multiply)) return -1;
   dpl::Node* multiply1 = nn_softmax1->operand(0);
-  if (!multiply1->is_call_of(dpl::op::multiply)) return false;
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* sc = multiply1->operand(1 - order1);
-    if (sc->kind() != dpl::NodeKind::Constant) continue;
-    dpl::Node* matmul2 = multiply1->operand(order1);
-    if (!matmul2->is_call_of(dpl::op::matmul)) continue;
-    dpl::Node* q3 = matmul2->operand(0);
-    if (!q3->is_call_of(dpl::op::reshape)) continue;
-    dpl::Node* permute_dims2 = q3->operand(0);
-    if (!permute_dims2->is_call_of(dpl::op::permute_dims)) continue;
-    if (permute_dims2->attr(0) != axes_value) continue;
-    dpl::Node* q = permute_dims2->operand(0);
-    if (!q->type()->is_tensor()) continue;
-    if (q->type()->rank() != 4) continue;
-    if (!q->type()->has_shape()) continue;
-    if (q->type()->dims()[0] != b) continue;
-    const dpl::Dim s = q->type()->dims()[1];
-    if (q->type()->dims()[2] != n) continue;
-    const dpl::Dim h = q->type()->dims()[3];
-    dpl::Node* permute_dims3 = matmul2->operand(1);
-    if (!permute_dims3->is_call_of(dpl::op::permute_dims)) continue;
-    static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 2, 1};
-    if (permute_dims3->attr(0) != axes_value_1) continue;
-    dpl::Node* k3 = permute_dims3->operand(0);
-    if (!k3->is_call_of(dpl::op::reshape)) continue;
-    dpl::Node* permute_dims4 = k3->operand(0);
-    if (!permute_dims4->is_call_of(dpl::op::permute_dims)) continue;
-    if (permute_dims4->attr(0) != axes_value) continue;
-    dpl::Node* k = permute_dims4->operand(0);
-    if (!k->type()->is_tensor()) continue;
-    if (k->type()->rank() != 4) continue;
-    if (!k->type()->has_shape()) continue;
-    if (k->type()->dims()[0] != b) continue;
-    if (k->type()->dims()[1] != skv) continue;
-    if (k->type()->dims()[2] != n) continue;
-    if (k->type()->dims()[3] != h) continue;
-    const int sc_rank = sc->type()->rank();
-    if (sc_rank < 0) continue;
-    const int q3_rank = q3->type()->rank();
-    if (q3_rank < 0) continue;
-    if (!q3->type()->has_shape() || q3->type()->rank() < 1 || !q3->type()->dims()[0].is_static()) continue;
-    const int64_t q3_shape_0 = q3->type()->dims()[0].extent();
-    if (!b.is_static()) continue;
-    const int64_t b_extent = b.extent();
-    if (!n.is_static()) continue;
-    const int64_t n_extent = n.extent();
-    if (!q3->type()->has_shape() || q3->type()->rank() < 2 || !q3->type()->dims()[1].is_static()) continue;
-    const int64_t q3_shape_1 = q3->type()->dims()[1].extent();
-    if (!s.is_static()) continue;
-    const int64_t s_extent = s.extent();
-    const int k3_rank = k3->type()->rank();
-    if (k3_rank < 0) continue;
-    if (!k3->type()->has_shape() || k3->type()->rank() < 1 || !k3->type()->dims()[0].is_static()) continue;
-    const int64_t k3_shape_0 = k3->type()->dims()[0].extent();
-    if (!k3->type()->has_shape() || k3->type()->rank() < 2 || !k3->type()->dims()[1].is_static()) continue;
-    const int64_t k3_shape_1 = k3->type()->dims()[1].extent();
-    if (!skv.is_static()) continue;
-    const int64_t skv_extent = skv.extent();
-    const int v3_rank = v3->type()->rank();
-    if (v3_rank < 0) continue;
-    if (!v3->type()->has_shape() || v3->type()->rank() < 1 || !v3->type()->dims()[0].is_static()) continue;
-    const int64_t v3_shape_0 = v3->type()->dims()[0].extent();
-    if (!v3->type()->has_shape() || v3->type()->rank() < 2 || !v3->type()->dims()[1].is_static()) continue;
-    const int64_t v3_shape_1 = v3->type()->dims()[1].extent();
-    if (!out->type()->has_shape() || out->type()->rank() < 1 || !out->type()->dims()[0].is_static()) continue;
-    const int64_t out_shape_0 = out->type()->dims()[0].extent();
-    if (!out->type()->has_shape() || out->type()->rank() < 2 || !out->type()->dims()[1].is_static()) continue;
-    const int64_t out_shape_1 = out->type()->dims()[1].extent();
-    if (!out->type()->has_shape() || out->type()->rank() < 3 || !out->type()->dims()[2].is_static()) continue;
-    const int64_t out_shape_2 = out->type()->dims()[2].extent();
-    if (!(((((((((((((sc_rank == 0) && (q3_rank == 3)) && (q3_shape_0 == (b_extent * n_extent))) && (q3_shape_1 == s_extent)) && (k3_rank == 3)) && (k3_shape_0 == (b_extent * n_extent))) && (k3_shape_1 == skv_extent)) && (v3_rank == 3)) && (v3_shape_0 == (b_extent * n_extent))) && (v3_shape_1 == skv_extent)) && (out_shape_0 == b_extent)) && (out_shape_1 == s_extent)) && (out_shape_2 == n_extent))) continue;
-    if (!sc->literal().is_scalar()) continue;
-    const double sc_value = sc->literal().values[0];
-    dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-    if (nn_attention1 == nullptr) continue;
-    if (rewriter.replace(root, nn_attention1)) return true;
-  }
-  return false;
+  const int order1 = multiply1->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+  if (multiply1->operand(order1)->kind() != dpl::NodeKind::Constant) return -1;
+  dpl::Node* constant1 = multiply1->operand(order1);
+  if (!multiply1->operand(1 - order1)->is_call_of(dpl::op::matmul)) return -1;
+  dpl::Node* matmul2 = multiply1->operand(1 - order1);
+  if (!matmul2->operand(0)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape3 = matmul2->operand(0);
+  if (!reshape3->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims2 = reshape3->operand(0);
+  dpl::Node* tensor2 = permute_dims2->operand(0);
+  if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims3 = matmul2->operand(1);
+  static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 2, 1};
+  if (!permute_dims3->operand(0)->is_call_of(dpl::op::reshape)) return -1;
+  dpl::Node* reshape4 = permute_dims3->operand(0);
+  if (!reshape4->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims4 = reshape4->operand(0);
+  dpl::Node* tensor3 = permute_dims4->operand(0);
+  if (root->attr(0) != axes_value) return -1;
+  if (permute_dims1->attr(0) != axes_value) return -1;
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->rank() != 4) return -1;
+  if (!tensor1->type()->has_shape()) return -1;
+  if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return -1;
+  if (permute_dims2->attr(0) != axes_value) return -1;
+  if (!tensor2->type()->is_tensor()) return -1;
+  if (tensor2->type()->rank() != 4) return -1;
+  if (!tensor2->type()->has_shape()) return -1;
+  if (tensor2->type()->dims()[0] != tensor1->type()->dims()[0]) return -1;
+  if (tensor2->type()->dims()[2] != tensor1->type()->dims()[2]) return -1;
+  if (permute_dims3->attr(0) != axes_value_1) return -1;
+  if (permute_dims4->attr(0) != axes_value) return -1;
+  if (!tensor3->type()->is_tensor()) return -1;
+  if (tensor3->type()->rank() != 4) return -1;
+  if (!tensor3->type()->has_shape()) return -1;
+  if (tensor3->type()->dims()[0] != tensor1->type()->dims()[0]) return -1;
+  if (tensor3->type()->dims()[1] != tensor1->type()->dims()[1]) return -1;
+  if (tensor3->type()->dims()[2] != tensor1->type()->dims()[2]) return -1;
+  if (tensor3->type()->dims()[3] != tensor2->type()->dims()[3]) return -1;
+  dpl::Node* out = root;
+  dpl::Node* v3 = reshape2;
+  dpl::Node* v = tensor1;
+  const dpl::Dim b = tensor1->type()->dims()[0];
+  const dpl::Dim skv = tensor1->type()->dims()[1];
+  const dpl::Dim n = tensor1->type()->dims()[2];
+  dpl::Node* sc = constant1;
+  dpl::Node* q3 = reshape3;
+  dpl::Node* q = tensor2;
+  const dpl::Dim s = tensor2->type()->dims()[1];
+  dpl::Node* k3 = reshape4;
+  dpl::Node* k = tensor3;
+  const int sc_rank = sc->type()->rank();
+  if (sc_rank < 0) return -1;
+  const int q3_rank = q3->type()->rank();
+  if (q3_rank < 0) return -1;
+  if (!q3->type()->has_shape() || q3->type()->rank() < 1 || !q3->type()->dims()[0].is_static()) return -1;
+  const int64_t q3_shape_0 = q3->type()->dims()[0].extent();
+  if (!b.is_static()) return -1;
+  const int64_t b_extent = b.extent();
+  if (!n.is_static()) return -1;
+  const int64_t n_extent = n.extent();
+  if (!q3->type()->has_shape() || q3->type()->rank() < 2 || !q3->type()->dims()[1].is_static()) return -1;
+  const int64_t q3_shape_1 = q3->type()->dims()[1].extent();
+  if (!s.is_static()) return -1;
+  const int64_t s_extent = s.extent();
+  const int k3_rank = k3->type()->rank();
+  if (k3_rank < 0) return -1;
+  if (!k3->type()->has_shape() || k3->type()->rank() < 1 || !k3->type()->dims()[0].is_static()) return -1;
+  const int64_t k3_shape_0 = k3->type()->dims()[0].extent();
+  if (!k3->type()->has_shape() || k3->type()->rank() < 2 || !k3->type()->dims()[1].is_static()) return -1;
+  const int64_t k3_shape_1 = k3->type()->dims()[1].extent();
+  if (!skv.is_static()) return -1;
+  const int64_t skv_extent = skv.extent();
+  const int v3_rank = v3->type()->rank();
+  if (v3_rank < 0) return -1;
+  if (!v3->type()->has_shape() || v3->type()->rank() < 1 || !v3->type()->dims()[0].is_static()) return -1;
+  const int64_t v3_shape_0 = v3->type()->dims()[0].extent();
+  if (!v3->type()->has_shape() || v3->type()->rank() < 2 || !v3->type()->dims()[1].is_static()) return -1;
+  const int64_t v3_shape_1 = v3->type()->dims()[1].extent();
+  if (!out->type()->has_shape() || out->type()->rank() < 1 || !out->type()->dims()[0].is_static()) return -1;
+  const int64_t out_shape_0 = out->type()->dims()[0].extent();
+  if (!out->type()->has_shape() || out->type()->rank() < 2 || !out->type()->dims()[1].is_static()) return -1;
+  const int64_t out_shape_1 = out->type()->dims()[1].extent();
+  if (!out->type()->has_shape() || out->type()->rank() < 3 || !out->type()->dims()[2].is_static()) return -1;
+  const int64_t out_shape_2 = out->type()->dims()[2].extent();
+  if (!(((((((((((((sc_rank == 0) && (q3_rank == 3)) && (q3_shape_0 == (b_extent * n_extent))) && (q3_shape_1 == s_extent)) && (k3_rank == 3)) && (k3_shape_0 == (b_extent * n_extent))) && (k3_shape_1 == skv_extent)) && (v3_rank == 3)) && (v3_shape_0 == (b_extent * n_extent))) && (v3_shape_1 == skv_extent)) && (out_shape_0 == b_extent)) && (out_shape_1 == s_extent)) && (out_shape_2 == n_extent))) return -1;
+  if (!sc->literal().is_scalar()) return -1;
+  const double sc_value = sc->literal().values[0];
+  dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
+  if (nn_attention1 == nullptr) return -1;
+  if (rewriter.replace(root, nn_attention1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed000_attention on `root`; returns the index of the rule that fired, or -1.
@@ -123,9 +129,7 @@ int match_seed000_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::permute_dims:
-      // rule fuse_attention (attention.dpl:16)
-      if (rule_fuse_attention(rewriter, root)) return 0;
-      return -1;
+      return match_seed000_attention_permute_dims(rewriter, root);
     default:
       return -1;
   }

@@ -10,22 +10,24 @@
 namespace dpl_passes {
 namespace {
 
-// rule one_to_two (commutative.dpl:7), all 2 alternatives (they differ in the root op only)
-// (op: add | multiply)(x, c: const) where c.value == 1.0 => op(x, const(2.0))
-bool rule_one_to_two_1(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::OpId op = root->op();
+// Pass seed000_commutative, rooted at add, multiply: the decision tree of its rules.
+int match_seed000_commutative_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule one_to_two (commutative.dpl:7), all 2 alternatives (they differ in the root op only)
+  // (op: add | multiply)(x, c: const) where c.value == 1.0 => op(x, const(2.0))
   for (int order1 = 0; order1 < 2; ++order1) {
+    if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
+    dpl::Node* constant1 = root->operand(1 - order1);
+    dpl::OpId op = root->op();
     dpl::Node* x = root->operand(order1);
-    dpl::Node* c = root->operand(1 - order1);
-    if (c->kind() != dpl::NodeKind::Constant) continue;
+    dpl::Node* c = constant1;
     if (!c->literal().is_scalar()) continue;
     const double c_value = c->literal().values[0];
     if (!(c_value == 1.0)) continue;
     dpl::Node* op1 = rewriter.call(op, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))});
     if (op1 == nullptr) continue;
-    if (rewriter.replace(root, op1)) return true;
+    if (rewriter.replace(root, op1)) return 0;
   }
-  return false;
+  return -1;
 }
 
 // Tries the rules of pass seed000_commutative on `root`; returns the index of the rule that fired, or -1.
@@ -33,13 +35,8 @@ int match_seed000_commutative(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule one_to_two (commutative.dpl:7), alternative 1 of 2
-      if (rule_one_to_two_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::multiply:
-      // rule one_to_two (commutative.dpl:7), alternative 2 of 2
-      if (rule_one_to_two_1(rewriter, root)) return 0;
-      return -1;
+      return match_seed000_commutative_add(rewriter, root);
     default:
       return -1;
   }

@@ -10,25 +10,26 @@
 namespace dpl_passes {
 namespace {
 
-// rule distribute_const_multiply (distribute.dpl:5)
-// multiply(add(a, b), c: const) => add(multiply(a, c), multiply(b, c))
-bool rule_distribute_const_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* c = root->operand(1 - order1);
-    if (c->kind() != dpl::NodeKind::Constant) continue;
-    dpl::Node* add1 = root->operand(order1);
-    if (!add1->is_call_of(dpl::op::add)) continue;
-    dpl::Node* a = add1->operand(0);
-    dpl::Node* b = add1->operand(1);
-    dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {a, c});
-    if (multiply1 == nullptr) continue;
-    dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {b, c});
-    if (multiply2 == nullptr) continue;
-    dpl::Node* add2 = rewriter.call(dpl::op::add, {multiply1, multiply2});
-    if (add2 == nullptr) continue;
-    if (rewriter.replace(root, add2)) return true;
-  }
-  return false;
+// Pass seed000_distribute, rooted at multiply: the decision tree of its rules.
+int match_seed000_distribute_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule distribute_const_multiply (distribute.dpl:5)
+  // multiply(add(a, b), c: const) => add(multiply(a, c), multiply(b, c))
+  const int order1 = root->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+  if (root->operand(order1)->kind() != dpl::NodeKind::Constant) return -1;
+  dpl::Node* constant1 = root->operand(order1);
+  if (!root->operand(1 - order1)->is_call_of(dpl::op::add)) return -1;
+  dpl::Node* add1 = root->operand(1 - order1);
+  dpl::Node* c = constant1;
+  dpl::Node* a = add1->operand(0);
+  dpl::Node* b = add1->operand(1);
+  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {a, c});
+  if (multiply1 == nullptr) return -1;
+  dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {b, c});
+  if (multiply2 == nullptr) return -1;
+  dpl::Node* add2 = rewriter.call(dpl::op::add, {multiply1, multiply2});
+  if (add2 == nullptr) return -1;
+  if (rewriter.replace(root, add2)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed000_distribute on `root`; returns the index of the rule that fired, or -1.
@@ -36,9 +37,7 @@ int match_seed000_distribute(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
-      // rule distribute_const_multiply (distribute.dpl:5)
-      if (rule_distribute_const_multiply(rewriter, root)) return 0;
-      return -1;
+      return match_seed000_distribute_multiply(rewriter, root);
     default:
       return -1;
   }

@@ -10,17 +10,19 @@
 namespace dpl_passes {
 namespace {
 
-// rule quadruple (quadruple.dpl:4)
-// add(a: add(x, x), a) => multiply(x, const(4.0))
-bool rule_quadruple(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::Node* a = root->operand(1);
-  if (root->operand(0) != a) return false;
-  if (!a->is_call_of(dpl::op::add)) return false;
-  dpl::Node* x = a->operand(0);
-  if (a->operand(1) != x) return false;
+// Pass seed000_quadruple, rooted at add: the decision tree of its rules.
+int match_seed000_quadruple_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule quadruple (quadruple.dpl:4)
+  // add(a: add(x, x), a) => multiply(x, const(4.0))
+  if (!root->operand(1)->is_call_of(dpl::op::add)) return -1;
+  dpl::Node* add1 = root->operand(1);
+  if (root->operand(0) != root->operand(1)) return -1;
+  if (add1->operand(1) != add1->operand(0)) return -1;
+  dpl::Node* x = add1->operand(0);
   dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))});
-  if (multiply1 == nullptr) return false;
-  return rewriter.replace(root, multiply1);
+  if (multiply1 == nullptr) return -1;
+  if (rewriter.replace(root, multiply1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed000_quadruple on `root`; returns the index of the rule that fired, or -1.
@@ -28,9 +30,7 @@ int match_seed000_quadruple(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule quadruple (quadruple.dpl:4)
-      if (rule_quadruple(rewriter, root)) return 0;
-      return -1;
+      return match_seed000_quadruple_add(rewriter, root);
     default:
       return -1;
   }

@@ -11,41 +11,26 @@
 namespace dpl_passes {
 namespace {
 
-// partition "ccompiler.add_subtract_multiply" (add_subtract_multiply.dpl:7)
-// multiply(add(x: var(), y: var()), subtract(x, y))
-bool partition_ccompiler_add_subtract_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* subtract1 = root->operand(1 - order1);
-    if (!subtract1->is_call_of(dpl::op::subtract)) continue;
-    dpl::Node* x = subtract1->operand(0);
-    dpl::Node* y = subtract1->operand(1);
-    dpl::Node* add1 = root->operand(order1);
-    if (!add1->is_call_of(dpl::op::add)) continue;
-    for (int order2 = 0; order2 < 2; ++order2) {
-      if (add1->operand(order2) != x) continue;
-      if (x->kind() != dpl::NodeKind::Param) continue;
-      if (add1->operand(1 - order2) != y) continue;
-      if (y->kind() != dpl::NodeKind::Param) continue;
-      dpl::Node* const inputs[] = {x, y};
-      if (rewriter.partition("ccompiler.add_subtract_multiply", root, inputs) != nullptr) return true;
-    }
+// Pass seed001_partition, rooted at multiply: the decision tree of its rules.
+int match_seed001_partition_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "ccompiler.add_subtract_multiply" (add_subtract_multiply.dpl:7)
+  // multiply(add(x: var(), y: var()), subtract(x, y))
+  const int order1 = root->operand(0)->is_call_of(dpl::op::add) ? 0 : 1;
+  if (!root->operand(1 - order1)->is_call_of(dpl::op::subtract)) return -1;
+  dpl::Node* subtract1 = root->operand(1 - order1);
+  if (!root->operand(order1)->is_call_of(dpl::op::add)) return -1;
+  dpl::Node* add1 = root->operand(order1);
+  for (int order2 = 0; order2 < 2; ++order2) {
+    if (subtract1->operand(0)->kind() != dpl::NodeKind::Param) continue;
+    dpl::Node* param1 = subtract1->operand(0);
+    if (subtract1->operand(1)->kind() != dpl::NodeKind::Param) continue;
+    dpl::Node* param2 = subtract1->operand(1);
+    if (add1->operand(order2) != subtract1->operand(0)) continue;
+    if (add1->operand(1 - order2) != subtract1->operand(1)) continue;
+    dpl::Node* const inputs[] = {param1, param2};
+    if (rewriter.partition("ccompiler.add_subtract_multiply", root, inputs) != nullptr) return 0;
   }
-  return false;
-}
-
-// rule difference_of_squares (add_subtract_multiply.dpl:11)
-// composite("ccompiler.add_subtract_multiply")(x, y) => subtract(multiply(x, x), multiply(y, y))
-bool rule_difference_of_squares(dpl::Rewriter& rewriter, dpl::Node* root) {
-  if (root->kind() != dpl::NodeKind::FuncCall || root->num_operands() != 2 || rewriter.composite_of(root) != "ccompiler.add_subtract_multiply") return false;
-  dpl::Node* x = root->operand(0);
-  dpl::Node* y = root->operand(1);
-  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, x});
-  if (multiply1 == nullptr) return false;
-  dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {y, y});
-  if (multiply2 == nullptr) return false;
-  dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {multiply1, multiply2});
-  if (subtract1 == nullptr) return false;
-  return rewriter.replace(root, subtract1);
+  return -1;
 }
 
 // Tries the rules of pass seed001_partition on `root`; returns the index of the rule that fired, or -1.
@@ -53,9 +38,7 @@ int match_seed001_partition(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
-      // partition "ccompiler.add_subtract_multiply" (add_subtract_multiply.dpl:7)
-      if (partition_ccompiler_add_subtract_multiply(rewriter, root)) return 0;
-      return -1;
+      return match_seed001_partition_multiply(rewriter, root);
     default:
       return -1;
   }
@@ -65,13 +48,26 @@ const dpl::RuleInfo seed001_partition_rules[] = {
   {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7"},
 };
 
+// Pass seed001_difference_of_squares, rooted at a composite call: the decision tree of its rules.
+int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule difference_of_squares (add_subtract_multiply.dpl:11)
+  // composite("ccompiler.add_subtract_multiply")(x, y) => subtract(multiply(x, x), multiply(y, y))
+  if (root->num_operands() != 2 || rewriter.composite_of(root) != "ccompiler.add_subtract_multiply") return -1;
+  dpl::Node* x = root->operand(0);
+  dpl::Node* y = root->operand(1);
+  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, x});
+  if (multiply1 == nullptr) return -1;
+  dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {y, y});
+  if (multiply2 == nullptr) return -1;
+  dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {multiply1, multiply2});
+  if (subtract1 == nullptr) return -1;
+  if (rewriter.replace(root, subtract1)) return 0;
+  return -1;
+}
+
 // Tries the rules of pass seed001_difference_of_squares on `root`; returns the index of the rule that fired, or -1.
 int match_seed001_difference_of_squares(dpl::Rewriter& rewriter, dpl::Node* root) {
-  if (root->kind() == dpl::NodeKind::FuncCall) {
-    // rule difference_of_squares (add_subtract_multiply.dpl:11)
-    if (rule_difference_of_squares(rewriter, root)) return 0;
-    return -1;
-  }
+  if (root->kind() == dpl::NodeKind::FuncCall) return match_seed001_difference_of_squares_composite_call(rewriter, root);
   return -1;
 }
 

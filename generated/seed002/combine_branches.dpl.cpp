@@ -24,22 +24,20 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
-    for (int order1 = 0; order1 < 2; ++order1) {
-      dpl::Node* b = ms_node->operand(1 - order1);
-      if (b->kind() != dpl::NodeKind::Constant) continue;
-      dpl::Node* matmul1 = ms_node->operand(order1);
-      if (!matmul1->is_call_of(dpl::op::matmul)) continue;
-      if (matmul1->operand(0) != x) continue;
-      dpl::Node* w = matmul1->operand(1);
-      if (w->kind() != dpl::NodeKind::Constant) continue;
-      const int w_rank = w->type()->rank();
-      if (w_rank < 0) continue;
-      const int b_rank = b->type()->rank();
-      if (b_rank < 0) continue;
-      if (!((w_rank == 2) && (b_rank == 1))) continue;
-      { b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true; }
-    }
-    return false;
+    const int order1 = ms_node->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
+    dpl::Node* b = ms_node->operand(order1);
+    if (b->kind() != dpl::NodeKind::Constant) return false;
+    if (!ms_node->operand(1 - order1)->is_call_of(dpl::op::matmul)) return false;
+    dpl::Node* matmul1 = ms_node->operand(1 - order1);
+    if (matmul1->operand(0) != x) return false;
+    dpl::Node* w = matmul1->operand(1);
+    if (w->kind() != dpl::NodeKind::Constant) return false;
+    const int w_rank = w->type()->rank();
+    if (w_rank < 0) return false;
+    const int b_rank = b->type()->rank();
+    if (b_rank < 0) return false;
+    if (!((w_rank == 2) && (b_rank == 1))) return false;
+    b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* user1 : x->users()) {
     if (!user1->is_call_of(dpl::op::matmul)) continue;
@@ -53,10 +51,7 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) {
-      w_list_shape_1.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) break;
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
@@ -95,8 +90,8 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
+    if (!ms_node->operand(0)->is_call_of(dpl::op::matmul)) return false;
     dpl::Node* matmul1 = ms_node->operand(0);
-    if (!matmul1->is_call_of(dpl::op::matmul)) return false;
     if (matmul1->operand(0) != x) return false;
     dpl::Node* w = matmul1->operand(1);
     if (w->kind() != dpl::NodeKind::Constant) return false;
@@ -117,10 +112,7 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) {
-      w_list_shape_1.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) break;
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
@@ -146,13 +138,20 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace_all(replacements);
 }
 
-// Tries the rules of pass seed002_combine_branches on `root`; returns the index of the rule that fired, or -1.
-int match_seed002_combine_branches(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule combine_bias_add (combine_branches.dpl:5)
-  if (rule_combine_bias_add(rewriter, root)) return 0;
+// Pass seed002_combine_branches, rooted at any other node: the decision tree of its rules.
+int match_seed002_combine_branches_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+  do {
+    // rule combine_bias_add (combine_branches.dpl:5)
+    if (rule_combine_bias_add(rewriter, root)) return 0;
+  } while (false);
   // rule combine_relu (combine_branches.dpl:11)
   if (rule_combine_relu(rewriter, root)) return 1;
   return -1;
+}
+
+// Tries the rules of pass seed002_combine_branches on `root`; returns the index of the rule that fired, or -1.
+int match_seed002_combine_branches(dpl::Rewriter& rewriter, dpl::Node* root) {
+  return match_seed002_combine_branches_any_node(rewriter, root);
 }
 
 const dpl::RuleInfo seed002_combine_branches_rules[] = {

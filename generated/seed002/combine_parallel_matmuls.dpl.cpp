@@ -39,10 +39,7 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) {
-      w_list_shape_1.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) break;
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
@@ -92,10 +89,7 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
-    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) {
-      w_list_shape_1.clear();
-      break;
-    }
+    if (!value1->type()->has_shape() || value1->type()->rank() < 2 || !value1->type()->dims()[1].is_static()) break;
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
@@ -119,13 +113,20 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace_all(replacements);
 }
 
-// Tries the rules of pass seed002_combine_parallel_matmuls on `root`; returns the index of the rule that fired, or -1.
-int match_seed002_combine_parallel_matmuls(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule combine_constant_weights (combine_parallel_matmuls.dpl:7)
-  if (rule_combine_constant_weights(rewriter, root)) return 0;
+// Pass seed002_combine_parallel_matmuls, rooted at any other node: the decision tree of its rules.
+int match_seed002_combine_parallel_matmuls_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+  do {
+    // rule combine_constant_weights (combine_parallel_matmuls.dpl:7)
+    if (rule_combine_constant_weights(rewriter, root)) return 0;
+  } while (false);
   // rule combine_parameter_weights (combine_parallel_matmuls.dpl:13)
   if (rule_combine_parameter_weights(rewriter, root)) return 1;
   return -1;
+}
+
+// Tries the rules of pass seed002_combine_parallel_matmuls on `root`; returns the index of the rule that fired, or -1.
+int match_seed002_combine_parallel_matmuls(dpl::Rewriter& rewriter, dpl::Node* root) {
+  return match_seed002_combine_parallel_matmuls_any_node(rewriter, root);
 }
 
 const dpl::RuleInfo seed002_combine_parallel_matmuls_rules[] = {

@@ -67,14 +67,19 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   return false;
 }
 
+// Pass seed002_combine_qkv, rooted at matmul: the decision tree of its rules.
+int match_seed002_combine_qkv_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule combine_qkv (combine_qkv.dpl:6)
+  if (rule_combine_qkv(rewriter, root)) return 0;
+  return -1;
+}
+
 // Tries the rules of pass seed002_combine_qkv on `root`; returns the index of the rule that fired, or -1.
 int match_seed002_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::matmul:
-      // rule combine_qkv (combine_qkv.dpl:6)
-      if (rule_combine_qkv(rewriter, root)) return 0;
-      return -1;
+      return match_seed002_combine_qkv_matmul(rewriter, root);
     default:
       return -1;
   }

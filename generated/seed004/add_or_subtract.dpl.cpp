@@ -10,27 +10,30 @@
 namespace dpl_passes {
 namespace {
 
-// rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 1 of 2
-// add(x, const(0)) => x
-bool rule_add_or_subtract_zero_1(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_add_or_subtract_zero, rooted at add: the decision tree of its rules.
+int match_seed004_add_or_subtract_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 1 of 2
+  // add(x, const(0)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* x = root->operand(order1);
+    if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (constant1->kind() != dpl::NodeKind::Constant) continue;
     if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) continue;
-    if (rewriter.replace(root, x)) return true;
+    dpl::Node* x = root->operand(order1);
+    if (rewriter.replace(root, x)) return 0;
   }
-  return false;
+  return -1;
 }
 
-// rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 2 of 2
-// subtract(x, const(0)) => x
-bool rule_add_or_subtract_zero_2(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::Node* x = root->operand(0);
+// Pass seed004_add_or_subtract_zero, rooted at subtract: the decision tree of its rules.
+int match_seed004_add_or_subtract_zero_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 2 of 2
+  // subtract(x, const(0)) => x
+  if (root->operand(1)->kind() != dpl::NodeKind::Constant) return -1;
   dpl::Node* constant1 = root->operand(1);
-  if (constant1->kind() != dpl::NodeKind::Constant) return false;
-  if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) return false;
-  return rewriter.replace(root, x);
+  if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) return -1;
+  dpl::Node* x = root->operand(0);
+  if (rewriter.replace(root, x)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_add_or_subtract_zero on `root`; returns the index of the rule that fired, or -1.
@@ -38,13 +41,9 @@ int match_seed004_add_or_subtract_zero(dpl::Rewriter& rewriter, dpl::Node* root)
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 1 of 2
-      if (rule_add_or_subtract_zero_1(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_add_or_subtract_zero_add(rewriter, root);
     case dpl::op::subtract:
-      // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 2 of 2
-      if (rule_add_or_subtract_zero_2(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_add_or_subtract_zero_subtract(rewriter, root);
     default:
       return -1;
   }

@@ -10,49 +10,55 @@
 namespace dpl_passes {
 namespace {
 
-// rule fold_batch_norm (batch_norm.dpl:8)
-// add(divide(multiply(gamma: Tensor[(c,)], subtract(x: Tensor[(_, c)], mean: Tensor[(c,)])), sqrt(add(var: Tensor[(c,)], eps: const))), beta: Tensor[(c,)]) where eps.rank == 0 => nn.batch_norm(x, gamma, beta, mean, var, axis=1, epsilon=eps.value, training=False)[0]
-bool rule_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_fold_batch_norm, rooted at add: the decision tree of its rules.
+int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule fold_batch_norm (batch_norm.dpl:8)
+  // add(divide(multiply(gamma: Tensor[(c,)], subtract(x: Tensor[(_, c)], mean: Tensor[(c,)])), sqrt(add(var: Tensor[(c,)], eps: const))), beta: Tensor[(c,)]) where eps.rank == 0 => nn.batch_norm(x, gamma, beta, mean, var, axis=1, epsilon=eps.value, training=False)[0]
   for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* beta = root->operand(1 - order1);
-    if (!beta->type()->is_tensor()) continue;
-    if (beta->type()->rank() != 1) continue;
-    if (!beta->type()->has_shape()) continue;
-    const dpl::Dim c = beta->type()->dims()[0];
+    dpl::Node* tensor1 = root->operand(1 - order1);
+    if (!root->operand(order1)->is_call_of(dpl::op::divide)) continue;
     dpl::Node* divide1 = root->operand(order1);
-    if (!divide1->is_call_of(dpl::op::divide)) continue;
+    if (!divide1->operand(1)->is_call_of(dpl::op::sqrt)) continue;
     dpl::Node* sqrt1 = divide1->operand(1);
-    if (!sqrt1->is_call_of(dpl::op::sqrt)) continue;
+    if (!sqrt1->operand(0)->is_call_of(dpl::op::add)) continue;
     dpl::Node* add1 = sqrt1->operand(0);
-    if (!add1->is_call_of(dpl::op::add)) continue;
+    if (!tensor1->type()->is_tensor()) continue;
+    if (tensor1->type()->rank() != 1) continue;
+    if (!tensor1->type()->has_shape()) continue;
     for (int order2 = 0; order2 < 2; ++order2) {
-      dpl::Node* var = add1->operand(order2);
-      if (!var->type()->is_tensor()) continue;
-      if (var->type()->rank() != 1) continue;
-      if (!var->type()->has_shape()) continue;
-      if (var->type()->dims()[0] != c) continue;
-      dpl::Node* eps = add1->operand(1 - order2);
-      if (eps->kind() != dpl::NodeKind::Constant) continue;
+      dpl::Node* tensor2 = add1->operand(order2);
+      if (add1->operand(1 - order2)->kind() != dpl::NodeKind::Constant) continue;
+      dpl::Node* constant1 = add1->operand(1 - order2);
+      if (!divide1->operand(0)->is_call_of(dpl::op::multiply)) continue;
       dpl::Node* multiply1 = divide1->operand(0);
-      if (!multiply1->is_call_of(dpl::op::multiply)) continue;
+      if (!tensor2->type()->is_tensor()) continue;
+      if (tensor2->type()->rank() != 1) continue;
+      if (!tensor2->type()->has_shape()) continue;
+      if (tensor2->type()->dims()[0] != tensor1->type()->dims()[0]) continue;
       for (int order3 = 0; order3 < 2; ++order3) {
-        dpl::Node* gamma = multiply1->operand(order3);
-        if (!gamma->type()->is_tensor()) continue;
-        if (gamma->type()->rank() != 1) continue;
-        if (!gamma->type()->has_shape()) continue;
-        if (gamma->type()->dims()[0] != c) continue;
+        dpl::Node* tensor3 = multiply1->operand(order3);
+        if (!multiply1->operand(1 - order3)->is_call_of(dpl::op::subtract)) continue;
         dpl::Node* subtract1 = multiply1->operand(1 - order3);
-        if (!subtract1->is_call_of(dpl::op::subtract)) continue;
-        dpl::Node* x = subtract1->operand(0);
-        if (!x->type()->is_tensor()) continue;
-        if (x->type()->rank() != 2) continue;
-        if (!x->type()->has_shape()) continue;
-        if (x->type()->dims()[1] != c) continue;
-        dpl::Node* mean = subtract1->operand(1);
-        if (!mean->type()->is_tensor()) continue;
-        if (mean->type()->rank() != 1) continue;
-        if (!mean->type()->has_shape()) continue;
-        if (mean->type()->dims()[0] != c) continue;
+        dpl::Node* tensor4 = subtract1->operand(0);
+        dpl::Node* tensor5 = subtract1->operand(1);
+        if (!tensor3->type()->is_tensor()) continue;
+        if (tensor3->type()->rank() != 1) continue;
+        if (!tensor3->type()->has_shape()) continue;
+        if (tensor3->type()->dims()[0] != tensor1->type()->dims()[0]) continue;
+        if (!tensor4->type()->is_tensor()) continue;
+        if (tensor4->type()->rank() != 2) continue;
+        if (!tensor4->type()->has_shape()) continue;
+        if (tensor4->type()->dims()[1] != tensor1->type()->dims()[0]) continue;
+        if (!tensor5->type()->is_tensor()) continue;
+        if (tensor5->type()->rank() != 1) continue;
+        if (!tensor5->type()->has_shape()) continue;
+        if (tensor5->type()->dims()[0] != tensor1->type()->dims()[0]) continue;
+        dpl::Node* beta = tensor1;
+        dpl::Node* var = tensor2;
+        dpl::Node* eps = constant1;
+        dpl::Node* gamma = tensor3;
+        dpl::Node* x = tensor4;
+        dpl::Node* mean = tensor5;
         const int eps_rank = eps->type()->rank();
         if (eps_rank < 0) continue;
         if (!(eps_rank == 0)) continue;
@@ -62,11 +68,11 @@ bool rule_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
         if (nn_batch_norm1 == nullptr) continue;
         dpl::Node* item1 = rewriter.item(nn_batch_norm1, 0);
         if (item1 == nullptr) continue;
-        if (rewriter.replace(root, item1)) return true;
+        if (rewriter.replace(root, item1)) return 0;
       }
     }
   }
-  return false;
+  return -1;
 }
 
 // Tries the rules of pass seed004_fold_batch_norm on `root`; returns the index of the rule that fired, or -1.
@@ -74,9 +80,7 @@ int match_seed004_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule fold_batch_norm (batch_norm.dpl:8)
-      if (rule_fold_batch_norm(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_fold_batch_norm_add(rewriter, root);
     default:
       return -1;
   }

@@ -11,19 +11,22 @@
 namespace dpl_passes {
 namespace {
 
-// rule constant_conv_bias_to_add (constant.dpl:6)
-// nn.bias_add(c: nn.conv2d(_, const), b, axis=1) => add(c, expand_dims(b, axis=[1, 2]))
-bool rule_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* root) {
-  if (root->attr(0) != dpl::AttrValue(int64_t{1})) return false;
+// Pass seed004_constant_conv_bias_to_add, rooted at nn.bias_add: the decision tree of its rules.
+int match_seed004_constant_conv_bias_to_add_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule constant_conv_bias_to_add (constant.dpl:6)
+  // nn.bias_add(c: nn.conv2d(_, const), b, axis=1) => add(c, expand_dims(b, axis=[1, 2]))
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
+  dpl::Node* nn_conv2d1 = root->operand(0);
+  if (nn_conv2d1->operand(1)->kind() != dpl::NodeKind::Constant) return -1;
+  if (root->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
   dpl::Node* b = root->operand(1);
-  dpl::Node* c = root->operand(0);
-  if (!c->is_call_of(dpl::op::nn_conv2d)) return false;
-  if (c->operand(1)->kind() != dpl::NodeKind::Constant) return false;
+  dpl::Node* c = nn_conv2d1;
   dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {b}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
-  if (expand_dims1 == nullptr) return false;
+  if (expand_dims1 == nullptr) return -1;
   dpl::Node* add1 = rewriter.call(dpl::op::add, {c, expand_dims1});
-  if (add1 == nullptr) return false;
-  return rewriter.replace(root, add1);
+  if (add1 == nullptr) return -1;
+  if (rewriter.replace(root, add1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_constant_conv_bias_to_add on `root`; returns the index of the rule that fired, or -1.
@@ -31,9 +34,7 @@ int match_seed004_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_bias_add:
-      // rule constant_conv_bias_to_add (constant.dpl:6)
-      if (rule_constant_conv_bias_to_add(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_constant_conv_bias_to_add_nn_bias_add(rewriter, root);
     default:
       return -1;
   }

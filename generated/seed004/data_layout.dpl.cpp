@@ -13,12 +13,13 @@
 namespace dpl_passes {
 namespace {
 
-// rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
-// nn.conv2d(x, w, data_layout="NHWC", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od), axes=[0, 2, 3, 1])
-bool rule_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_nhwc_conv2d_to_nchw, rooted at nn.conv2d: the decision tree of its rules.
+int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
+  // nn.conv2d(x, w, data_layout="NHWC", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od), axes=[0, 2, 3, 1])
   static const dpl::AttrValue data_layout_value = std::string("NHWC");
-  if (root->attr(4) != data_layout_value) return false;
-  if (root->attr(6) != dpl::AttrValue(std::monostate{})) return false;
+  if (root->attr(4) != data_layout_value) return -1;
+  if (root->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
   const dpl::AttrValue& kl = root->attr(5);
   const dpl::AttrValue& st = root->attr(0);
   const dpl::AttrValue& pd = root->attr(1);
@@ -28,12 +29,13 @@ bool rule_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root->operand(0);
   dpl::Node* w = root->operand(1);
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}});
-  if (permute_dims1 == nullptr) return false;
+  if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
-  if (nn_conv2d1 == nullptr) return false;
+  if (nn_conv2d1 == nullptr) return -1;
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {nn_conv2d1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
-  if (permute_dims2 == nullptr) return false;
-  return rewriter.replace(root, permute_dims2);
+  if (permute_dims2 == nullptr) return -1;
+  if (rewriter.replace(root, permute_dims2)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_nhwc_conv2d_to_nchw on `root`; returns the index of the rule that fired, or -1.
@@ -41,9 +43,7 @@ int match_seed004_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_conv2d:
-      // rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
-      if (rule_nhwc_conv2d_to_nchw(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(rewriter, root);
     default:
       return -1;
   }

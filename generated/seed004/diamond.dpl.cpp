@@ -11,27 +11,28 @@
 namespace dpl_passes {
 namespace {
 
-// rule relu_plus_leaky_relu (diamond.dpl:6)
-// add(nn.relu(c: nn.conv2d(var(), var())), nn.leaky_relu(c, alpha=a)) => multiply(nn.leaky_relu(c, alpha=a / 2), const(2.0))
-bool rule_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* nn_leaky_relu1 = root->operand(1 - order1);
-    if (!nn_leaky_relu1->is_call_of(dpl::op::nn_leaky_relu)) continue;
-    const dpl::AttrValue& a = nn_leaky_relu1->attr(0);
-    dpl::Node* c = nn_leaky_relu1->operand(0);
-    dpl::Node* nn_relu1 = root->operand(order1);
-    if (!nn_relu1->is_call_of(dpl::op::nn_relu)) continue;
-    if (nn_relu1->operand(0) != c) continue;
-    if (!c->is_call_of(dpl::op::nn_conv2d)) continue;
-    if (c->operand(0)->kind() != dpl::NodeKind::Param) continue;
-    if (c->operand(1)->kind() != dpl::NodeKind::Param) continue;
-    dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, dpl::AttrList{/*alpha=*/static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)))});
-    if (nn_leaky_relu2 == nullptr) continue;
-    dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))});
-    if (multiply1 == nullptr) continue;
-    if (rewriter.replace(root, multiply1)) return true;
-  }
-  return false;
+// Pass seed004_relu_plus_leaky_relu, rooted at add: the decision tree of its rules.
+int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule relu_plus_leaky_relu (diamond.dpl:6)
+  // add(nn.relu(c: nn.conv2d(var(), var())), nn.leaky_relu(c, alpha=a)) => multiply(nn.leaky_relu(c, alpha=a / 2), const(2.0))
+  const int order1 = root->operand(0)->is_call_of(dpl::op::nn_leaky_relu) ? 0 : 1;
+  if (!root->operand(order1)->is_call_of(dpl::op::nn_leaky_relu)) return -1;
+  dpl::Node* nn_leaky_relu1 = root->operand(order1);
+  if (!root->operand(1 - order1)->is_call_of(dpl::op::nn_relu)) return -1;
+  dpl::Node* nn_relu1 = root->operand(1 - order1);
+  if (!nn_leaky_relu1->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
+  dpl::Node* nn_conv2d1 = nn_leaky_relu1->operand(0);
+  if (nn_conv2d1->operand(0)->kind() != dpl::NodeKind::Param) return -1;
+  if (nn_conv2d1->operand(1)->kind() != dpl::NodeKind::Param) return -1;
+  if (nn_relu1->operand(0) != nn_leaky_relu1->operand(0)) return -1;
+  const dpl::AttrValue& a = nn_leaky_relu1->attr(0);
+  dpl::Node* c = nn_conv2d1;
+  dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, dpl::AttrList{/*alpha=*/static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)))});
+  if (nn_leaky_relu2 == nullptr) return -1;
+  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))});
+  if (multiply1 == nullptr) return -1;
+  if (rewriter.replace(root, multiply1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_relu_plus_leaky_relu on `root`; returns the index of the rule that fired, or -1.
@@ -39,9 +40,7 @@ int match_seed004_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root)
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule relu_plus_leaky_relu (diamond.dpl:6)
-      if (rule_relu_plus_leaky_relu(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_relu_plus_leaky_relu_add(rewriter, root);
     default:
       return -1;
   }

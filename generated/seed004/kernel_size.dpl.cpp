@@ -13,11 +13,18 @@
 namespace dpl_passes {
 namespace {
 
-// rule kernel_3x3_to_hwio (kernel_size.dpl:8)
-// nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)
-bool rule_kernel_3x3_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_3x3_kernels_to_hwio, rooted at nn.conv2d: the decision tree of its rules.
+int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule kernel_3x3_to_hwio (kernel_size.dpl:8)
+  // nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)
   static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
-  if (root->attr(5) != kernel_layout_value) return false;
+  dpl::Node* tensor1 = root->operand(1);
+  if (root->attr(5) != kernel_layout_value) return -1;
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->rank() != 4) return -1;
+  if (!tensor1->type()->has_shape()) return -1;
+  if (tensor1->type()->dims()[2] != dpl::Dim::fixed(3)) return -1;
+  if (tensor1->type()->dims()[3] != dpl::Dim::fixed(3)) return -1;
   const dpl::AttrValue& layout = root->attr(4);
   const dpl::AttrValue& ol = root->attr(6);
   const dpl::AttrValue& st = root->attr(0);
@@ -26,17 +33,13 @@ bool rule_kernel_3x3_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
   const dpl::AttrValue& g = root->attr(3);
   const dpl::AttrValue& od = root->attr(7);
   dpl::Node* x = root->operand(0);
-  dpl::Node* w = root->operand(1);
-  if (!w->type()->is_tensor()) return false;
-  if (w->type()->rank() != 4) return false;
-  if (!w->type()->has_shape()) return false;
-  if (w->type()->dims()[2] != dpl::Dim::fixed(3)) return false;
-  if (w->type()->dims()[3] != dpl::Dim::fixed(3)) return false;
+  dpl::Node* w = tensor1;
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}});
-  if (permute_dims1 == nullptr) return false;
+  if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {x, permute_dims1}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/layout, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/ol, /*out_dtype=*/od});
-  if (nn_conv2d1 == nullptr) return false;
-  return rewriter.replace(root, nn_conv2d1);
+  if (nn_conv2d1 == nullptr) return -1;
+  if (rewriter.replace(root, nn_conv2d1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_3x3_kernels_to_hwio on `root`; returns the index of the rule that fired, or -1.
@@ -44,9 +47,7 @@ int match_seed004_3x3_kernels_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_conv2d:
-      // rule kernel_3x3_to_hwio (kernel_size.dpl:8)
-      if (rule_kernel_3x3_to_hwio(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_3x3_kernels_to_hwio_nn_conv2d(rewriter, root);
     default:
       return -1;
   }

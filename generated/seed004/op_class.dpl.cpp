@@ -11,18 +11,19 @@
 namespace dpl_passes {
 namespace {
 
-// rule binary_op_of_transposes (op_class.dpl:11), alternatives 1, 3, 7, 8, 9, 10, 15, 16, 17, 18 of 20 (they differ in the root op only)
-// (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
-bool rule_binary_op_of_transposes_1(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::OpId op = root->op();
+// Pass seed004_binary_op_of_transposes, rooted at add, multiply, maximum, minimum, equal, not_equal, logical_and, logical_or, bitwise_and, bitwise_or: the decision tree of its rules.
+int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 1, 3, 7, 8, 9, 10, 15, 16, 17, 18 of 20 (they differ in the root op only)
+  // (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
   for (int order1 = 0; order1 < 2; ++order1) {
+    if (!root->operand(order1)->is_call_of(dpl::op::permute_dims)) continue;
     dpl::Node* permute_dims1 = root->operand(order1);
-    if (!permute_dims1->is_call_of(dpl::op::permute_dims)) continue;
+    if (!root->operand(1 - order1)->is_call_of(dpl::op::permute_dims)) continue;
+    dpl::Node* permute_dims2 = root->operand(1 - order1);
+    if (permute_dims2->attr(0) != permute_dims1->attr(0)) continue;
+    dpl::OpId op = root->op();
     const dpl::AttrValue& a = permute_dims1->attr(0);
     dpl::Node* x = permute_dims1->operand(0);
-    dpl::Node* permute_dims2 = root->operand(1 - order1);
-    if (!permute_dims2->is_call_of(dpl::op::permute_dims)) continue;
-    if (permute_dims2->attr(0) != a) continue;
     dpl::Node* y = permute_dims2->operand(0);
     const int x_rank = x->type()->rank();
     if (x_rank < 0) continue;
@@ -33,33 +34,35 @@ bool rule_binary_op_of_transposes_1(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (op1 == nullptr) continue;
     dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a});
     if (permute_dims3 == nullptr) continue;
-    if (rewriter.replace(root, permute_dims3)) return true;
+    if (rewriter.replace(root, permute_dims3)) return 0;
   }
-  return false;
+  return -1;
 }
 
-// rule binary_op_of_transposes (op_class.dpl:11), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 19, 20 of 20 (they differ in the root op only)
-// (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
-bool rule_binary_op_of_transposes_2(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::OpId op = root->op();
+// Pass seed004_binary_op_of_transposes, rooted at subtract, divide, floor_divide, power, less, less_equal, greater, greater_equal, broadcast_to, nn.bias_add: the decision tree of its rules.
+int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 19, 20 of 20 (they differ in the root op only)
+  // (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
+  if (!root->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(0);
-  if (!permute_dims1->is_call_of(dpl::op::permute_dims)) return false;
+  if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
+  dpl::Node* permute_dims2 = root->operand(1);
+  if (permute_dims2->attr(0) != permute_dims1->attr(0)) return -1;
+  dpl::OpId op = root->op();
   const dpl::AttrValue& a = permute_dims1->attr(0);
   dpl::Node* x = permute_dims1->operand(0);
-  dpl::Node* permute_dims2 = root->operand(1);
-  if (!permute_dims2->is_call_of(dpl::op::permute_dims)) return false;
-  if (permute_dims2->attr(0) != a) return false;
   dpl::Node* y = permute_dims2->operand(0);
   const int x_rank = x->type()->rank();
-  if (x_rank < 0) return false;
+  if (x_rank < 0) return -1;
   const int y_rank = y->type()->rank();
-  if (y_rank < 0) return false;
-  if (!(x_rank == y_rank)) return false;
+  if (y_rank < 0) return -1;
+  if (!(x_rank == y_rank)) return -1;
   dpl::Node* op1 = rewriter.call(op, {x, y});
-  if (op1 == nullptr) return false;
+  if (op1 == nullptr) return -1;
   dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a});
-  if (permute_dims3 == nullptr) return false;
-  return rewriter.replace(root, permute_dims3);
+  if (permute_dims3 == nullptr) return -1;
+  if (rewriter.replace(root, permute_dims3)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_binary_op_of_transposes on `root`; returns the index of the rule that fired, or -1.
@@ -67,85 +70,27 @@ int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* ro
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 1 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::subtract:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 2 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
     case dpl::op::multiply:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 3 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::divide:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 4 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::floor_divide:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 5 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::power:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 6 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
     case dpl::op::maximum:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 7 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::minimum:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 8 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::equal:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 9 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::not_equal:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 10 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::less:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 11 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::less_equal:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 12 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::greater:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 13 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
-    case dpl::op::greater_equal:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 14 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
     case dpl::op::logical_and:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 15 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::logical_or:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 16 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::bitwise_and:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 17 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
     case dpl::op::bitwise_or:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 18 of 20
-      if (rule_binary_op_of_transposes_1(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_binary_op_of_transposes_add(rewriter, root);
+    case dpl::op::subtract:
+    case dpl::op::divide:
+    case dpl::op::floor_divide:
+    case dpl::op::power:
+    case dpl::op::less:
+    case dpl::op::less_equal:
+    case dpl::op::greater:
+    case dpl::op::greater_equal:
     case dpl::op::broadcast_to:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 19 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
     case dpl::op::nn_bias_add:
-      // rule binary_op_of_transposes (op_class.dpl:11), alternative 20 of 20
-      if (rule_binary_op_of_transposes_2(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_binary_op_of_transposes_subtract(rewriter, root);
     default:
       return -1;
   }

@@ -13,34 +13,44 @@
 namespace dpl_passes {
 namespace {
 
-// rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 1 of 2
-// mean(block: nn.relu(nn.bias_add(nn.conv2d(_, _), _)), axis=[2, 3], keepdims=True) => nn.adaptive_avg_pool2d(block, output_size=[1, 1], layout="NCHW")
-bool rule_conv_block_global_mean_to_pool_1(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_conv_block_global_pool, rooted at mean: the decision tree of its rules.
+int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // shared by conv_block_global_mean_to_pool
   static const dpl::AttrValue axis_value = std::vector<int64_t>{2, 3};
-  if (root->attr(0) != axis_value) return false;
-  if (root->attr(1) != dpl::AttrValue(true)) return false;
-  dpl::Node* block = root->operand(0);
-  if (!block->is_call_of(dpl::op::nn_relu)) return false;
-  dpl::Node* nn_bias_add1 = block->operand(0);
-  if (!nn_bias_add1->is_call_of(dpl::op::nn_bias_add)) return false;
-  if (!nn_bias_add1->operand(0)->is_call_of(dpl::op::nn_conv2d)) return false;
-  dpl::Node* nn_adaptive_avg_pool2d1 = rewriter.call(dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}});
-  if (nn_adaptive_avg_pool2d1 == nullptr) return false;
-  return rewriter.replace(root, nn_adaptive_avg_pool2d1);
-}
-
-// rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 2 of 2
-// mean(block: nn.bias_add(nn.conv2d(_, _), _), axis=[2, 3], keepdims=True) => nn.adaptive_avg_pool2d(block, output_size=[1, 1], layout="NCHW")
-bool rule_conv_block_global_mean_to_pool_2(dpl::Rewriter& rewriter, dpl::Node* root) {
-  static const dpl::AttrValue axis_value = std::vector<int64_t>{2, 3};
-  if (root->attr(0) != axis_value) return false;
-  if (root->attr(1) != dpl::AttrValue(true)) return false;
-  dpl::Node* block = root->operand(0);
-  if (!block->is_call_of(dpl::op::nn_bias_add)) return false;
-  if (!block->operand(0)->is_call_of(dpl::op::nn_conv2d)) return false;
-  dpl::Node* nn_adaptive_avg_pool2d1 = rewriter.call(dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}});
-  if (nn_adaptive_avg_pool2d1 == nullptr) return false;
-  return rewriter.replace(root, nn_adaptive_avg_pool2d1);
+  if (!root->operand(0)->is_call()) return -1;
+  switch (root->operand(0)->op()) {
+    case dpl::op::nn_relu: {
+      // rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 1 of 2
+      // mean(block: nn.relu(nn.bias_add(nn.conv2d(_, _), _)), axis=[2, 3], keepdims=True) => nn.adaptive_avg_pool2d(block, output_size=[1, 1], layout="NCHW")
+      dpl::Node* nn_relu1 = root->operand(0);
+      if (!nn_relu1->operand(0)->is_call_of(dpl::op::nn_bias_add)) break;
+      dpl::Node* nn_bias_add1 = nn_relu1->operand(0);
+      if (!nn_bias_add1->operand(0)->is_call_of(dpl::op::nn_conv2d)) break;
+      if (root->attr(0) != axis_value) break;
+      if (root->attr(1) != dpl::AttrValue(true)) break;
+      dpl::Node* block = nn_relu1;
+      dpl::Node* nn_adaptive_avg_pool2d1 = rewriter.call(dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}});
+      if (nn_adaptive_avg_pool2d1 == nullptr) break;
+      if (rewriter.replace(root, nn_adaptive_avg_pool2d1)) return 0;
+      break;
+    }
+    case dpl::op::nn_bias_add: {
+      // rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 2 of 2
+      // mean(block: nn.bias_add(nn.conv2d(_, _), _), axis=[2, 3], keepdims=True) => nn.adaptive_avg_pool2d(block, output_size=[1, 1], layout="NCHW")
+      dpl::Node* nn_bias_add2 = root->operand(0);
+      if (!nn_bias_add2->operand(0)->is_call_of(dpl::op::nn_conv2d)) break;
+      if (root->attr(0) != axis_value) break;
+      if (root->attr(1) != dpl::AttrValue(true)) break;
+      dpl::Node* block = nn_bias_add2;
+      dpl::Node* nn_adaptive_avg_pool2d1 = rewriter.call(dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}});
+      if (nn_adaptive_avg_pool2d1 == nullptr) break;
+      if (rewriter.replace(root, nn_adaptive_avg_pool2d1)) return 0;
+      break;
+    }
+    default:
+      break;
+  }
+  return -1;
 }
 
 // Tries the rules of pass seed004_conv_block_global_pool on `root`; returns the index of the rule that fired, or -1.
@@ -48,11 +58,7 @@ int match_seed004_conv_block_global_pool(dpl::Rewriter& rewriter, dpl::Node* roo
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::mean:
-      // rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 1 of 2
-      if (rule_conv_block_global_mean_to_pool_1(rewriter, root)) return 0;
-      // rule conv_block_global_mean_to_pool (optional.dpl:7), alternative 2 of 2
-      if (rule_conv_block_global_mean_to_pool_2(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_conv_block_global_pool_mean(rewriter, root);
     default:
       return -1;
   }

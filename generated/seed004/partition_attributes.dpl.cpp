@@ -10,12 +10,15 @@
 namespace dpl_passes {
 namespace {
 
-// partition "one_layer" (partition_attributes.dpl:7)
-// nn.relu(nn.conv2d(_, _))
-bool partition_one_layer(dpl::Rewriter& rewriter, dpl::Node* root) {
-  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return false;
-  dpl::Node* const inputs[] = {root->operand(0)->operand(0), root->operand(0)->operand(1)};
-  return rewriter.partition("one_layer", root, inputs) != nullptr;
+// Pass seed004_partition_one_layer, rooted at nn.relu: the decision tree of its rules.
+int match_seed004_partition_one_layer_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "one_layer" (partition_attributes.dpl:7)
+  // nn.relu(nn.conv2d(_, _))
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
+  dpl::Node* nn_conv2d1 = root->operand(0);
+  dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1)};
+  if (rewriter.partition("one_layer", root, inputs) != nullptr) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_partition_one_layer on `root`; returns the index of the rule that fired, or -1.
@@ -23,9 +26,7 @@ int match_seed004_partition_one_layer(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // partition "one_layer" (partition_attributes.dpl:7)
-      if (partition_one_layer(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_partition_one_layer_nn_relu(rewriter, root);
     default:
       return -1;
   }

@@ -13,18 +13,20 @@
 namespace dpl_passes {
 namespace {
 
-// partition "seed004.nchw_batch1_conv2d_relu" (partition_check.dpl:6)
-// nn.relu(nn.conv2d(data, weight, data_layout=layout)) where layout == "NCHW" && data.shape[0] == 1
-bool partition_seed004_nchw_batch1_conv2d_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_partition_checked, rooted at nn.relu: the decision tree of its rules.
+int match_seed004_partition_checked_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "seed004.nchw_batch1_conv2d_relu" (partition_check.dpl:6)
+  // nn.relu(nn.conv2d(data, weight, data_layout=layout)) where layout == "NCHW" && data.shape[0] == 1
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
-  if (!nn_conv2d1->is_call_of(dpl::op::nn_conv2d)) return false;
   const dpl::AttrValue& layout = nn_conv2d1->attr(4);
   dpl::Node* data = nn_conv2d1->operand(0);
-  if (!data->type()->has_shape() || data->type()->rank() < 1 || !data->type()->dims()[0].is_static()) return false;
+  if (!data->type()->has_shape() || data->type()->rank() < 1 || !data->type()->dims()[0].is_static()) return -1;
   const int64_t data_shape_0 = data->type()->dims()[0].extent();
-  if (!((std::get<std::string>(layout) == "NCHW") && (data_shape_0 == 1))) return false;
-  dpl::Node* const inputs[] = {data, nn_conv2d1->operand(1)};
-  return rewriter.partition("seed004.nchw_batch1_conv2d_relu", root, inputs) != nullptr;
+  if (!((std::get<std::string>(layout) == "NCHW") && (data_shape_0 == 1))) return -1;
+  dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1)};
+  if (rewriter.partition("seed004.nchw_batch1_conv2d_relu", root, inputs) != nullptr) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_partition_checked on `root`; returns the index of the rule that fired, or -1.
@@ -32,9 +34,7 @@ int match_seed004_partition_checked(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // partition "seed004.nchw_batch1_conv2d_relu" (partition_check.dpl:6)
-      if (partition_seed004_nchw_batch1_conv2d_relu(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_partition_checked_nn_relu(rewriter, root);
     default:
       return -1;
   }

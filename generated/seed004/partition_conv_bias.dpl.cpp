@@ -10,24 +10,28 @@
 namespace dpl_passes {
 namespace {
 
-// partition "seed004.conv2d_bias_add_relu" (partition_conv_bias.dpl:7)
-// nn.relu(nn.bias_add(nn.conv2d(data, weight), bias))
-bool partition_seed004_conv2d_bias_add_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_partition_conv_bias, rooted at nn.relu: the decision tree of its rules.
+int match_seed004_partition_conv_bias_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "seed004.conv2d_bias_add_relu" (partition_conv_bias.dpl:7)
+  // nn.relu(nn.bias_add(nn.conv2d(data, weight), bias))
+  if (!root->operand(0)->is_call_of(dpl::op::nn_bias_add)) return -1;
   dpl::Node* nn_bias_add1 = root->operand(0);
-  if (!nn_bias_add1->is_call_of(dpl::op::nn_bias_add)) return false;
+  if (!nn_bias_add1->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = nn_bias_add1->operand(0);
-  if (!nn_conv2d1->is_call_of(dpl::op::nn_conv2d)) return false;
   dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1), nn_bias_add1->operand(1)};
-  return rewriter.partition("seed004.conv2d_bias_add_relu", root, inputs) != nullptr;
+  if (rewriter.partition("seed004.conv2d_bias_add_relu", root, inputs) != nullptr) return 0;
+  return -1;
 }
 
-// partition "seed004.conv2d_bias_add" (partition_conv_bias.dpl:8)
-// nn.bias_add(nn.conv2d(data, weight), bias)
-bool partition_seed004_conv2d_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_partition_conv_bias, rooted at nn.bias_add: the decision tree of its rules.
+int match_seed004_partition_conv_bias_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // partition "seed004.conv2d_bias_add" (partition_conv_bias.dpl:8)
+  // nn.bias_add(nn.conv2d(data, weight), bias)
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
-  if (!nn_conv2d1->is_call_of(dpl::op::nn_conv2d)) return false;
   dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1), root->operand(1)};
-  return rewriter.partition("seed004.conv2d_bias_add", root, inputs) != nullptr;
+  if (rewriter.partition("seed004.conv2d_bias_add", root, inputs) != nullptr) return 1;
+  return -1;
 }
 
 // Tries the rules of pass seed004_partition_conv_bias on `root`; returns the index of the rule that fired, or -1.
@@ -35,13 +39,9 @@ int match_seed004_partition_conv_bias(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // partition "seed004.conv2d_bias_add_relu" (partition_conv_bias.dpl:7)
-      if (partition_seed004_conv2d_bias_add_relu(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_partition_conv_bias_nn_relu(rewriter, root);
     case dpl::op::nn_bias_add:
-      // partition "seed004.conv2d_bias_add" (partition_conv_bias.dpl:8)
-      if (partition_seed004_conv2d_bias_add(rewriter, root)) return 1;
-      return -1;
+      return match_seed004_partition_conv_bias_nn_bias_add(rewriter, root);
     default:
       return -1;
   }

@@ -10,30 +10,29 @@
 namespace dpl_passes {
 namespace {
 
-// rule plus_zero (plus_zero.dpl:4), alternative 1 of 2
-// add(x, const(0)) => x
-bool rule_plus_zero_1(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_plus_zero, rooted at add: the decision tree of its rules.
+int match_seed004_plus_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+  do {
+    // rule plus_zero (plus_zero.dpl:4), alternative 1 of 2
+    // add(x, const(0)) => x
+    for (int order1 = 0; order1 < 2; ++order1) {
+      if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
+      dpl::Node* constant1 = root->operand(1 - order1);
+      if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) continue;
+      dpl::Node* x = root->operand(order1);
+      if (rewriter.replace(root, x)) return 0;
+    }
+  } while (false);
+  // rule plus_zero (plus_zero.dpl:4), alternative 2 of 2
+  // add(x, const(0.0)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* x = root->operand(order1);
+    if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (constant1->kind() != dpl::NodeKind::Constant) continue;
-    if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) continue;
-    if (rewriter.replace(root, x)) return true;
-  }
-  return false;
-}
-
-// rule plus_zero (plus_zero.dpl:4), alternative 2 of 2
-// add(x, const(0.0)) => x
-bool rule_plus_zero_2(dpl::Rewriter& rewriter, dpl::Node* root) {
-  for (int order1 = 0; order1 < 2; ++order1) {
-    dpl::Node* x = root->operand(order1);
-    dpl::Node* constant1 = root->operand(1 - order1);
-    if (constant1->kind() != dpl::NodeKind::Constant) continue;
     if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0 || !dpl::is_float(constant1->literal().dtype)) continue;
-    if (rewriter.replace(root, x)) return true;
+    dpl::Node* x = root->operand(order1);
+    if (rewriter.replace(root, x)) return 0;
   }
-  return false;
+  return -1;
 }
 
 // Tries the rules of pass seed004_plus_zero on `root`; returns the index of the rule that fired, or -1.
@@ -41,11 +40,7 @@ int match_seed004_plus_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
-      // rule plus_zero (plus_zero.dpl:4), alternative 1 of 2
-      if (rule_plus_zero_1(rewriter, root)) return 0;
-      // rule plus_zero (plus_zero.dpl:4), alternative 2 of 2
-      if (rule_plus_zero_2(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_plus_zero_add(rewriter, root);
     default:
       return -1;
   }

@@ -11,47 +11,50 @@
 namespace dpl_passes {
 namespace {
 
-// rule decompose_batch_norm_relu (tuple_item.dpl:9)
-// nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(9.999999747378752e-06)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
-bool rule_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_decompose_batch_norm_relu, rooted at nn.relu: the decision tree of its rules.
+int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule decompose_batch_norm_relu (tuple_item.dpl:9)
+  // nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(9.999999747378752e-06)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
+  if (root->operand(0)->kind() != dpl::NodeKind::TupleItem) return -1;
   dpl::Node* item1 = root->operand(0);
-  if (item1->kind() != dpl::NodeKind::TupleItem) return false;
-  if (item1->index() != 0) return false;
+  if (!item1->operand(0)->is_call_of(dpl::op::nn_batch_norm)) return -1;
   dpl::Node* nn_batch_norm1 = item1->operand(0);
-  if (!nn_batch_norm1->is_call_of(dpl::op::nn_batch_norm)) return false;
-  if (nn_batch_norm1->attr(0) != dpl::AttrValue(int64_t{1})) return false;
-  if (nn_batch_norm1->attr(1) != dpl::AttrValue(1e-05)) return false;
-  if (nn_batch_norm1->attr(2) != dpl::AttrValue(true)) return false;
-  if (nn_batch_norm1->attr(3) != dpl::AttrValue(true)) return false;
-  if (nn_batch_norm1->attr(5) != dpl::AttrValue(false)) return false;
-  dpl::Node* x = nn_batch_norm1->operand(0);
-  if (!x->type()->is_tensor()) return false;
-  if (x->type()->rank() != 4) return false;
+  dpl::Node* tensor1 = nn_batch_norm1->operand(0);
+  if (item1->index() != 0) return -1;
+  if (nn_batch_norm1->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
+  if (nn_batch_norm1->attr(1) != dpl::AttrValue(1e-05)) return -1;
+  if (nn_batch_norm1->attr(2) != dpl::AttrValue(true)) return -1;
+  if (nn_batch_norm1->attr(3) != dpl::AttrValue(true)) return -1;
+  if (nn_batch_norm1->attr(5) != dpl::AttrValue(false)) return -1;
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->rank() != 4) return -1;
+  dpl::Node* x = tensor1;
   dpl::Node* gamma = nn_batch_norm1->operand(1);
   dpl::Node* beta = nn_batch_norm1->operand(2);
   dpl::Node* mean = nn_batch_norm1->operand(3);
   dpl::Node* var = nn_batch_norm1->operand(4);
   dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {mean}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
-  if (expand_dims1 == nullptr) return false;
+  if (expand_dims1 == nullptr) return -1;
   dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {x, expand_dims1});
-  if (subtract1 == nullptr) return false;
+  if (subtract1 == nullptr) return -1;
   dpl::Node* add1 = rewriter.call(dpl::op::add, {var, rewriter.scalar(9.999999747378752e-06, dpl::first_known_dtype({var, root}))});
-  if (add1 == nullptr) return false;
+  if (add1 == nullptr) return -1;
   dpl::Node* rsqrt1 = rewriter.call(dpl::op::rsqrt, {add1});
-  if (rsqrt1 == nullptr) return false;
+  if (rsqrt1 == nullptr) return -1;
   dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {gamma, rsqrt1});
-  if (multiply1 == nullptr) return false;
+  if (multiply1 == nullptr) return -1;
   dpl::Node* expand_dims2 = rewriter.call(dpl::op::expand_dims, {multiply1}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
-  if (expand_dims2 == nullptr) return false;
+  if (expand_dims2 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {subtract1, expand_dims2});
-  if (multiply2 == nullptr) return false;
+  if (multiply2 == nullptr) return -1;
   dpl::Node* expand_dims3 = rewriter.call(dpl::op::expand_dims, {beta}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
-  if (expand_dims3 == nullptr) return false;
+  if (expand_dims3 == nullptr) return -1;
   dpl::Node* add2 = rewriter.call(dpl::op::add, {multiply2, expand_dims3});
-  if (add2 == nullptr) return false;
+  if (add2 == nullptr) return -1;
   dpl::Node* nn_relu1 = rewriter.call(dpl::op::nn_relu, {add2});
-  if (nn_relu1 == nullptr) return false;
-  return rewriter.replace(root, nn_relu1);
+  if (nn_relu1 == nullptr) return -1;
+  if (rewriter.replace(root, nn_relu1)) return 0;
+  return -1;
 }
 
 // Tries the rules of pass seed004_decompose_batch_norm_relu on `root`; returns the index of the rule that fired, or -1.
@@ -59,9 +62,7 @@ int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* 
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
-      // rule decompose_batch_norm_relu (tuple_item.dpl:9)
-      if (rule_decompose_batch_norm_relu(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_decompose_batch_norm_relu_nn_relu(rewriter, root);
     default:
       return -1;
   }

@@ -11,46 +11,49 @@
 namespace dpl_passes {
 namespace {
 
-// rule flatten_concat_left (tuples.dpl:6)
-// concat((concat((a, b), axis=k), c), axis=k) => concat((a, b, c), axis=k)
-bool rule_flatten_concat_left(dpl::Rewriter& rewriter, dpl::Node* root) {
-  const dpl::AttrValue& k = root->attr(0);
+// Pass seed004_flatten_concat, rooted at concat: the decision tree of its rules.
+int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // shared by flatten_concat_left, flatten_concat_right
+  if (root->operand(0)->kind() != dpl::NodeKind::Tuple) return -1;
   dpl::Node* tuple1 = root->operand(0);
-  if (tuple1->kind() != dpl::NodeKind::Tuple || tuple1->num_operands() != 2) return false;
-  dpl::Node* concat1 = tuple1->operand(0);
-  if (!concat1->is_call_of(dpl::op::concat)) return false;
-  if (concat1->attr(0) != k) return false;
-  dpl::Node* tuple2 = concat1->operand(0);
-  if (tuple2->kind() != dpl::NodeKind::Tuple || tuple2->num_operands() != 2) return false;
-  dpl::Node* a = tuple2->operand(0);
-  dpl::Node* b = tuple2->operand(1);
-  dpl::Node* c = tuple1->operand(1);
-  dpl::Node* tuple3 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
-  if (tuple3 == nullptr) return false;
-  dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k});
-  if (concat2 == nullptr) return false;
-  return rewriter.replace(root, concat2);
-}
-
-// rule flatten_concat_right (tuples.dpl:7)
-// concat((a, concat((b, c), axis=k)), axis=k) => concat((a, b, c), axis=k)
-bool rule_flatten_concat_right(dpl::Rewriter& rewriter, dpl::Node* root) {
+  if (tuple1->num_operands() != 2) return -1;
+  do {
+    // rule flatten_concat_left (tuples.dpl:6)
+    // concat((concat((a, b), axis=k), c), axis=k) => concat((a, b, c), axis=k)
+    if (!tuple1->operand(0)->is_call_of(dpl::op::concat)) break;
+    dpl::Node* concat1 = tuple1->operand(0);
+    if (concat1->operand(0)->kind() != dpl::NodeKind::Tuple) break;
+    dpl::Node* tuple2 = concat1->operand(0);
+    if (tuple2->num_operands() != 2) break;
+    if (concat1->attr(0) != root->attr(0)) break;
+    const dpl::AttrValue& k = root->attr(0);
+    dpl::Node* a = tuple2->operand(0);
+    dpl::Node* b = tuple2->operand(1);
+    dpl::Node* c = tuple1->operand(1);
+    dpl::Node* tuple3 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
+    if (tuple3 == nullptr) break;
+    dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k});
+    if (concat2 == nullptr) break;
+    if (rewriter.replace(root, concat2)) return 0;
+  } while (false);
+  // rule flatten_concat_right (tuples.dpl:7)
+  // concat((a, concat((b, c), axis=k)), axis=k) => concat((a, b, c), axis=k)
+  if (!tuple1->operand(1)->is_call_of(dpl::op::concat)) return -1;
+  dpl::Node* concat2 = tuple1->operand(1);
+  if (concat2->operand(0)->kind() != dpl::NodeKind::Tuple) return -1;
+  dpl::Node* tuple3 = concat2->operand(0);
+  if (tuple3->num_operands() != 2) return -1;
+  if (concat2->attr(0) != root->attr(0)) return -1;
   const dpl::AttrValue& k = root->attr(0);
-  dpl::Node* tuple1 = root->operand(0);
-  if (tuple1->kind() != dpl::NodeKind::Tuple || tuple1->num_operands() != 2) return false;
   dpl::Node* a = tuple1->operand(0);
-  dpl::Node* concat1 = tuple1->operand(1);
-  if (!concat1->is_call_of(dpl::op::concat)) return false;
-  if (concat1->attr(0) != k) return false;
-  dpl::Node* tuple2 = concat1->operand(0);
-  if (tuple2->kind() != dpl::NodeKind::Tuple || tuple2->num_operands() != 2) return false;
-  dpl::Node* b = tuple2->operand(0);
-  dpl::Node* c = tuple2->operand(1);
-  dpl::Node* tuple3 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
-  if (tuple3 == nullptr) return false;
-  dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k});
-  if (concat2 == nullptr) return false;
-  return rewriter.replace(root, concat2);
+  dpl::Node* b = tuple3->operand(0);
+  dpl::Node* c = tuple3->operand(1);
+  dpl::Node* tuple4 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
+  if (tuple4 == nullptr) return -1;
+  dpl::Node* concat3 = rewriter.call(dpl::op::concat, {tuple4}, dpl::AttrList{/*axis=*/k});
+  if (concat3 == nullptr) return -1;
+  if (rewriter.replace(root, concat3)) return 1;
+  return -1;
 }
 
 // Tries the rules of pass seed004_flatten_concat on `root`; returns the index of the rule that fired, or -1.
@@ -58,11 +61,7 @@ int match_seed004_flatten_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::concat:
-      // rule flatten_concat_left (tuples.dpl:6)
-      if (rule_flatten_concat_left(rewriter, root)) return 0;
-      // rule flatten_concat_right (tuples.dpl:7)
-      if (rule_flatten_concat_right(rewriter, root)) return 1;
-      return -1;
+      return match_seed004_flatten_concat_concat(rewriter, root);
     default:
       return -1;
   }

@@ -13,71 +13,80 @@
 namespace dpl_passes {
 namespace {
 
-// rule astype_float32_noop (types.dpl:6)
-// astype(x: Tensor[_, float32], dtype="float32") => x
-bool rule_astype_float32_noop(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_types, rooted at astype: the decision tree of its rules.
+int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule astype_float32_noop (types.dpl:6)
+  // astype(x: Tensor[_, float32], dtype="float32") => x
   static const dpl::AttrValue dtype_value = std::string("float32");
-  if (root->attr(0) != dtype_value) return false;
-  dpl::Node* x = root->operand(0);
-  if (!x->type()->is_tensor()) return false;
-  if (x->type()->dtype() != dpl::DType::Float32) return false;
-  return rewriter.replace(root, x);
+  dpl::Node* tensor1 = root->operand(0);
+  if (root->attr(0) != dtype_value) return -1;
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->dtype() != dpl::DType::Float32) return -1;
+  dpl::Node* x = tensor1;
+  if (rewriter.replace(root, x)) return 0;
+  return -1;
 }
 
-// rule reshape_10x10_noop (types.dpl:8)
-// r: reshape(x: Tensor[(10, 10)], _) where r.rank == 2 && r.shape[0] == 10 && r.shape[1] == 10 => x
-bool rule_reshape_10x10_noop(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Pass seed004_types, rooted at reshape: the decision tree of its rules.
+int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule reshape_10x10_noop (types.dpl:8)
+  // r: reshape(x: Tensor[(10, 10)], _) where r.rank == 2 && r.shape[0] == 10 && r.shape[1] == 10 => x
+  dpl::Node* tensor1 = root->operand(0);
+  if (!tensor1->type()->is_tensor()) return -1;
+  if (tensor1->type()->rank() != 2) return -1;
+  if (!tensor1->type()->has_shape()) return -1;
+  if (tensor1->type()->dims()[0] != dpl::Dim::fixed(10)) return -1;
+  if (tensor1->type()->dims()[1] != dpl::Dim::fixed(10)) return -1;
   dpl::Node* r = root;
-  dpl::Node* x = r->operand(0);
-  if (!x->type()->is_tensor()) return false;
-  if (x->type()->rank() != 2) return false;
-  if (!x->type()->has_shape()) return false;
-  if (x->type()->dims()[0] != dpl::Dim::fixed(10)) return false;
-  if (x->type()->dims()[1] != dpl::Dim::fixed(10)) return false;
+  dpl::Node* x = tensor1;
   const int r_rank = r->type()->rank();
-  if (r_rank < 0) return false;
-  if (!r->type()->has_shape() || r->type()->rank() < 1 || !r->type()->dims()[0].is_static()) return false;
+  if (r_rank < 0) return -1;
+  if (!r->type()->has_shape() || r->type()->rank() < 1 || !r->type()->dims()[0].is_static()) return -1;
   const int64_t r_shape_0 = r->type()->dims()[0].extent();
-  if (!r->type()->has_shape() || r->type()->rank() < 2 || !r->type()->dims()[1].is_static()) return false;
+  if (!r->type()->has_shape() || r->type()->rank() < 2 || !r->type()->dims()[1].is_static()) return -1;
   const int64_t r_shape_1 = r->type()->dims()[1].extent();
-  if (!(((r_rank == 2) && (r_shape_0 == 10)) && (r_shape_1 == 10))) return false;
-  return rewriter.replace(root, x);
+  if (!(((r_rank == 2) && (r_shape_0 == 10)) && (r_shape_1 == 10))) return -1;
+  if (rewriter.replace(root, x)) return 1;
+  return -1;
 }
 
-// rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:12)
-// nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)) where c.shape[0] == 1 && c.shape[1] == 32 && c.shape[2] == 28 && c.shape[3] == 28 => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)), axes=[0, 3, 1, 2])
-bool rule_conv2d_relu_1x32x28x28_to_nhwc(dpl::Rewriter& rewriter, dpl::Node* root) {
-  dpl::Node* c = root->operand(0);
-  if (!c->is_call_of(dpl::op::nn_conv2d)) return false;
+// Pass seed004_types, rooted at nn.relu: the decision tree of its rules.
+int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+  // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:12)
+  // nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)) where c.shape[0] == 1 && c.shape[1] == 32 && c.shape[2] == 28 && c.shape[3] == 28 => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)), axes=[0, 3, 1, 2])
+  if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
+  dpl::Node* nn_conv2d1 = root->operand(0);
   static const dpl::AttrValue data_layout_value = std::string("NCHW");
-  if (c->attr(4) != data_layout_value) return false;
-  if (c->attr(6) != dpl::AttrValue(std::monostate{})) return false;
-  const dpl::AttrValue& kl = c->attr(5);
-  const dpl::AttrValue& st = c->attr(0);
-  const dpl::AttrValue& pd = c->attr(1);
-  const dpl::AttrValue& dl = c->attr(2);
-  const dpl::AttrValue& g = c->attr(3);
-  const dpl::AttrValue& od = c->attr(7);
-  dpl::Node* x = c->operand(0);
-  dpl::Node* w = c->operand(1);
-  if (!c->type()->has_shape() || c->type()->rank() < 1 || !c->type()->dims()[0].is_static()) return false;
+  if (nn_conv2d1->attr(4) != data_layout_value) return -1;
+  if (nn_conv2d1->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
+  dpl::Node* c = nn_conv2d1;
+  const dpl::AttrValue& kl = nn_conv2d1->attr(5);
+  const dpl::AttrValue& st = nn_conv2d1->attr(0);
+  const dpl::AttrValue& pd = nn_conv2d1->attr(1);
+  const dpl::AttrValue& dl = nn_conv2d1->attr(2);
+  const dpl::AttrValue& g = nn_conv2d1->attr(3);
+  const dpl::AttrValue& od = nn_conv2d1->attr(7);
+  dpl::Node* x = nn_conv2d1->operand(0);
+  dpl::Node* w = nn_conv2d1->operand(1);
+  if (!c->type()->has_shape() || c->type()->rank() < 1 || !c->type()->dims()[0].is_static()) return -1;
   const int64_t c_shape_0 = c->type()->dims()[0].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 2 || !c->type()->dims()[1].is_static()) return false;
+  if (!c->type()->has_shape() || c->type()->rank() < 2 || !c->type()->dims()[1].is_static()) return -1;
   const int64_t c_shape_1 = c->type()->dims()[1].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 3 || !c->type()->dims()[2].is_static()) return false;
+  if (!c->type()->has_shape() || c->type()->rank() < 3 || !c->type()->dims()[2].is_static()) return -1;
   const int64_t c_shape_2 = c->type()->dims()[2].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 4 || !c->type()->dims()[3].is_static()) return false;
+  if (!c->type()->has_shape() || c->type()->rank() < 4 || !c->type()->dims()[3].is_static()) return -1;
   const int64_t c_shape_3 = c->type()->dims()[3].extent();
-  if (!((((c_shape_0 == 1) && (c_shape_1 == 32)) && (c_shape_2 == 28)) && (c_shape_3 == 28))) return false;
+  if (!((((c_shape_0 == 1) && (c_shape_1 == 32)) && (c_shape_2 == 28)) && (c_shape_3 == 28))) return -1;
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
-  if (permute_dims1 == nullptr) return false;
-  dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
-  if (nn_conv2d1 == nullptr) return false;
-  dpl::Node* nn_relu1 = rewriter.call(dpl::op::nn_relu, {nn_conv2d1});
-  if (nn_relu1 == nullptr) return false;
+  if (permute_dims1 == nullptr) return -1;
+  dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
+  if (nn_conv2d2 == nullptr) return -1;
+  dpl::Node* nn_relu1 = rewriter.call(dpl::op::nn_relu, {nn_conv2d2});
+  if (nn_relu1 == nullptr) return -1;
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {nn_relu1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}});
-  if (permute_dims2 == nullptr) return false;
-  return rewriter.replace(root, permute_dims2);
+  if (permute_dims2 == nullptr) return -1;
+  if (rewriter.replace(root, permute_dims2)) return 2;
+  return -1;
 }
 
 // Tries the rules of pass seed004_types on `root`; returns the index of the rule that fired, or -1.
@@ -85,17 +94,11 @@ int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::astype:
-      // rule astype_float32_noop (types.dpl:6)
-      if (rule_astype_float32_noop(rewriter, root)) return 0;
-      return -1;
+      return match_seed004_types_astype(rewriter, root);
     case dpl::op::reshape:
-      // rule reshape_10x10_noop (types.dpl:8)
-      if (rule_reshape_10x10_noop(rewriter, root)) return 1;
-      return -1;
+      return match_seed004_types_reshape(rewriter, root);
     case dpl::op::nn_relu:
-      // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:12)
-      if (rule_conv2d_relu_1x32x28x28_to_nhwc(rewriter, root)) return 2;
-      return -1;
+      return match_seed004_types_nn_relu(rewriter, root);
     default:
       return -1;
   }

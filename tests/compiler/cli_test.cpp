@@ -1,5 +1,6 @@
 // dplc as a process: exit codes (0 ok, 1 input errors, 2 usage), files written atomically and only without
-// errors, the depfile, --check, --emit, --namespace, and byte-identical output whatever the input's directory.
+// errors, the depfile, --check, --emit, --namespace, byte-identical output whatever the input's directory, and
+// the rule tests (--test, --tests-manifest).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -168,14 +169,50 @@ TEST_F(Dplc, EmitPrintsToStdout) {
   DplcRun cpp = run_dplc("--emit=cpp --namespace my::passes " + quote((dir_ / "rules.dpl").string()));
   EXPECT_EQ(cpp.exit_code, 0);
   EXPECT_NE(cpp.output.find("namespace my::passes {"), std::string::npos) << cpp.output;
-  EXPECT_NE(cpp.output.find("bool rule_add_self(dpl::Rewriter& rewriter, dpl::Node* root)"), std::string::npos);
+  EXPECT_NE(cpp.output.find("int match_simple_add(dpl::Rewriter& rewriter, dpl::Node* root)"), std::string::npos)
+      << cpp.output;
+  EXPECT_NE(cpp.output.find("// rule add_self (rules.dpl:2)"), std::string::npos);
+}
+
+// --emit=plan prints each pass's decision tree: the steps two rules share once, under both names, then each
+// rule's own steps; rules whose first operand has different ops are the cases of one switch.
+TEST_F(Dplc, EmitPlanShowsTheSharedChecks) {
+  write_file(dir_ / "rules.dpl",
+             "pass p {\n"
+             "  rule one: subtract(exp(x), const(1.0)) => x;\n"
+             "  rule two: subtract(exp(x), const(2.0)) => x;\n"
+             "  rule three: power(log(x), _) => x;\n"
+             "  rule four: power(sqrt(x), _) => x;\n"
+             "}\n");
+  DplcRun run = run_dplc("--emit=plan " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string& plan = run.output;
+  EXPECT_NE(plan.find("pass p (rules.dpl): 4 rules, 4 alternatives"), std::string::npos) << plan;
+  size_t group = plan.find("rooted at subtract: 2 alternatives");
+  size_t shared = plan.find("shared by one, two:", group);
+  size_t head = plan.find("check root->operand(0) is dpl::op::exp", shared);
+  size_t one = plan.find("rule one (rules.dpl:2):", head);
+  size_t two = plan.find("rule two (rules.dpl:3):", one);
+  ASSERT_NE(group, std::string::npos) << plan;
+  ASSERT_NE(shared, std::string::npos) << plan;
+  ASSERT_NE(head, std::string::npos) << plan;
+  ASSERT_NE(one, std::string::npos) << plan;
+  ASSERT_NE(two, std::string::npos) << plan;
+  // The shared head check is printed once; each rule keeps its own constant.
+  EXPECT_EQ(plan.find("is dpl::op::exp", plan.find('\n', head)), std::string::npos) << plan;
+  EXPECT_NE(plan.find("values[0] != 1.0", one), std::string::npos) << plan;
+  EXPECT_NE(plan.find("values[0] != 2.0", two), std::string::npos) << plan;
+  size_t cases = plan.find("rooted at power: 2 alternatives");
+  EXPECT_NE(plan.find("switch on the op of root->operand(0):", cases), std::string::npos) << plan;
+  EXPECT_NE(plan.find("case dpl::op::log:", cases), std::string::npos) << plan;
+  EXPECT_NE(plan.find("case dpl::op::sqrt:", cases), std::string::npos) << plan;
 }
 
 TEST_F(Dplc, UsageErrorsExitTwo) {
   write_file(dir_ / "rules.dpl", kGood);
   EXPECT_EQ(run_dplc("").exit_code, 2);
   EXPECT_EQ(run_dplc(quote((dir_ / "rules.dpl").string())).exit_code, 2);  // neither -o, --check nor --emit
-  EXPECT_EQ(run_dplc("--emit=plan " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
+  EXPECT_EQ(run_dplc("--emit=tree " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
   EXPECT_EQ(run_dplc("--frobnicate " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
   EXPECT_EQ(run_dplc("--check --namespace 'not a namespace' " + quote((dir_ / "rules.dpl").string())).exit_code, 2);
   DplcRun help = run_dplc("--help");
@@ -190,3 +227,129 @@ TEST_F(Dplc, UnreadableInputIsAnInputError) {
 }
 
 }  // namespace
+
+// --- dplc --test and --tests-manifest -------------------------------------------------------------------------
+
+constexpr char kTwoAdds[] = R"(@R.function
+def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+    with R.dataflow():
+        y: R.Tensor((4,), dtype="float32") = R.add(x, x)
+        R.output(y)
+    return y
+)";
+constexpr char kTimesTwo[] = R"(@R.function
+def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+    with R.dataflow():
+        y: R.Tensor((4,), dtype="float32") = R.multiply(x, R.const(2.0, "float32"))
+        R.output(y)
+    return y
+)";
+constexpr char kTimesThree[] = R"(@R.function
+def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+    with R.dataflow():
+        y: R.Tensor((4,), dtype="float32") = R.multiply(x, R.const(3.0, "float32"))
+        R.output(y)
+    return y
+)";
+
+class DplcTest : public Dplc {
+ protected:
+  void SetUp() override {
+    Dplc::SetUp();
+    write_file(dir_ / "data/two_adds.relax", kTwoAdds);
+    write_file(dir_ / "data/times_two.relax", kTimesTwo);
+    write_file(dir_ / "data/times_three.relax", kTimesThree);
+  }
+};
+
+TEST_F(DplcTest, PassingTestsPrintPassAndExitZero) {
+  write_file(dir_ / "rules.dpl", R"(pass double {
+  rule add_self: add(x, x) => multiply(x, const(2.0));
+  test doubles { input "data/two_adds.relax"; expect "data/times_two.relax"; }
+  test leaves_products_alone { input "data/times_two.relax"; expect unchanged; seed 9; }
+}
+)");
+  DplcRun run = run_dplc("--test " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "PASS doubles (max abs error 0)\nPASS leaves_products_alone (max abs error 0)\n");
+}
+
+TEST_F(DplcTest, AWrongExpectationFailsWithTheStructuralDifference) {
+  write_file(dir_ / "rules.dpl", R"(pass double {
+  rule add_self: add(x, x) => multiply(x, const(2.0));
+}
+test wrong_constant { pass double; input "data/two_adds.relax"; expect "data/times_three.relax"; }
+test not_unchanged { pass double; input "data/two_adds.relax"; expect unchanged; }
+test fine { pass double; input "data/two_adds.relax"; expect "data/times_two.relax"; }
+)");
+  DplcRun run = run_dplc("--test " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("FAIL wrong_constant: the result differs from the expectation: main: binding y operand "
+                            "1: constant float32 2.0 vs float32 3.0"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("FAIL not_unchanged: the pass changed the input (expect unchanged): main: binding y: op "
+                            "multiply vs add"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("PASS fine"), std::string::npos) << run.output;
+}
+
+TEST_F(DplcTest, ARuleThatChangesTheNumbersFailsWithTheError) {
+  // The expectation matches the rule, but the rule is wrong: x + x is not x * 3.
+  write_file(dir_ / "rules.dpl", R"(pass triple {
+  rule add_self: add(x, x) => multiply(x, const(3.0));
+  test wrong_rule { input "data/two_adds.relax"; expect "data/times_three.relax"; }
+  test meant_to_differ { input "data/two_adds.relax"; expect "data/times_three.relax"; numbers differ; }
+}
+test said_to_differ_but_same { pass triple; input "data/times_two.relax"; expect unchanged; numbers differ; }
+)");
+  DplcRun run = run_dplc("--test " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("FAIL wrong_rule: the pass changes what the graph computes (seed 1): main output: max abs "
+                            "error "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("PASS meant_to_differ (numbers differ as expected: main output: max abs error"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("FAIL said_to_differ_but_same: the numbers did not change"), std::string::npos)
+      << run.output;
+}
+
+TEST_F(DplcTest, AFileWithoutTestsOrWithErrorsFails) {
+  write_file(dir_ / "none.dpl", "rule add_self: add(x, x) => multiply(x, const(2.0));\n");
+  DplcRun none = run_dplc("--test " + quote((dir_ / "none.dpl").string()));
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.output.find("has no tests"), std::string::npos) << none.output;
+
+  write_file(dir_ / "missing.dpl", R"(rule add_self: add(x, x) => multiply(x, const(2.0));
+test t { pass missing; input "data/nothing_here.relax"; expect unchanged; }
+)");
+  DplcRun missing = run_dplc("--test " + quote((dir_ / "missing.dpl").string()));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("error: cannot read 'data/nothing_here.relax': no such file"), std::string::npos)
+      << missing.output;
+  EXPECT_EQ(missing.output.find("PASS"), std::string::npos) << missing.output;
+}
+
+TEST_F(DplcTest, ManifestListsTheTestsWithAbsolutePaths) {
+  write_file(dir_ / "rules.dpl", R"(pass double {
+  rule add_self: add(x, x) => multiply(x, const(2.0));
+  test doubles { input "data/two_adds.relax"; expect "data/times_two.relax"; tolerance 0.001; }
+}
+pipeline all = double;
+test everything { pipeline all; input "data/two_adds.relax"; expect unchanged; seed 5; numbers differ; }
+)");
+  fs::path manifest = dir_ / "out/rules.dpl.tests";
+  DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote((dir_ / "out").string()) +
+                         " --tests-manifest " + quote(manifest.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string data = fs::absolute(dir_ / "data").lexically_normal().string();
+  EXPECT_EQ(read_file(manifest),
+            "# dpl rule tests: name, kind, target, input, expect, seed, tolerance, numbers\n"
+            "doubles\tpass\tdouble\t" + data + "/two_adds.relax\t" + data + "/times_two.relax\t1\t0.001\tsame\n"
+            "everything\tpipeline\tall\t" + data + "/two_adds.relax\t-\t5\t-\tdiffer\n");
+  // All or nothing: a manifest without -o is a usage error.
+  EXPECT_EQ(run_dplc(quote((dir_ / "rules.dpl").string()) + " --check --tests-manifest x").exit_code, 2);
+}

@@ -2,12 +2,15 @@
 // a graph written in TVMScript into exactly the expected graph, and leaves graphs it must not touch alone.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "core.dpl.h"
 #include "custom_ops.dpl.h"
 #include "dpl/ir/analysis.h"
+#include "fuzzy.dpl.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/text/tvmscript.h"
 #include "macros.dpl.h"
@@ -16,6 +19,7 @@
 #include "natives.dpl.h"
 #include "patterns.dpl.h"
 #include "rule_order.dpl.h"
+#include "shared_checks.dpl.h"
 
 namespace {
 
@@ -494,6 +498,122 @@ TEST(GeneratedCode, DeclaredOpsAreRegisteredReadMatchedAndBuilt) {
                  function(kXY, "        s: R.Tensor((4, 4), dtype=\"float32\") = R.add(x, y)\n", "s"), 1);
   // Three operands: sum_two does not fit, and the call (whose type is unknown) stays.
   expect_unchanged(pass, function(kXY, "        s = R.my.sum_all(x, y, x)\n", "s"));
+}
+
+TEST(GeneratedCode, VariadicOperandsBindListsThatSpread) {
+  const dpl::PassDef& pass = dpl_test_passes::run_variadic_pass();
+  std::string four = "a: R.Tensor((2, 3), dtype=\"float32\"), b: R.Tensor((2, 3), dtype=\"float32\"), "
+                     "c: R.Tensor((2, 3), dtype=\"float32\"), d: R.Tensor((2, 3), dtype=\"float32\")";
+  // (a, b, c) into (abc, d): a tuple of three, then one of two, flattened into one of four.
+  expect_rewrite(pass,
+                 function(four, "        abc = R.concat((a, b, c), axis=1)\n        out = R.concat((abc, d), axis=1)\n",
+                          "out"),
+                 function(four, "        out = R.concat((a, b, c, d), axis=1)\n", "out"), 1);
+  // The inner concat along another axis does not fit `axis=k` twice.
+  expect_unchanged(pass, function(four,
+                                  "        ab = R.concat((a, b), axis=0)\n        cd = R.concat((c, d), axis=0)\n"
+                                  "        out = R.concat((ab, cd), axis=1)\n",
+                                  "out"));
+  // `exp(...)`: any exp; `maximum(x, ys...)` with one more operand, spread first on the right.
+  expect_rewrite(pass, function(kX, "        e = R.exp(x)\n        r = R.nn.relu(e)\n", "r"),
+                 function(kX, "        r = R.exp(x)\n", "r"), 1);
+  expect_rewrite(pass, function(kXY, "        e = R.exp(y)\n        m = R.maximum(x, e)\n", "m"),
+                 function(kXY, "        e = R.exp(y)\n        m = R.maximum(e, x)\n", "m"), 1);
+}
+
+TEST(GeneratedCode, ATupleItemCanBeTheRoot) {
+  const dpl::PassDef& pass = dpl_test_passes::run_item_roots_pass();
+  expect_rewrite(pass,
+                 function(kX, "        s = R.split(x, indices_or_sections=1, axis=0)\n        i = s[0]\n"
+                              "        r = R.nn.relu(i)\n", "r"),
+                 function(kX, "        r = R.nn.relu(x)\n", "r"), 1);
+  expect_unchanged(pass, function(kX,
+                                  "        s = R.split(x, indices_or_sections=2, axis=0)\n        i = s[0]\n"
+                                  "        r = R.nn.relu(i)\n",
+                                  "r"));
+}
+
+TEST(GeneratedCode, DominatorPatternsWalkTheRegionToOneParent) {
+  const dpl::PassDef& pass = dpl_test_passes::run_dominators_pass();
+  std::string conv = "x: R.Tensor((1, 3, 8, 8), dtype=\"float32\"), w: R.Tensor((4, 3, 3, 3), dtype=\"float32\")";
+  std::string diamond =
+      "        c = R.nn.conv2d(x, w)\n        r = R.nn.relu(c)\n        l = R.nn.leaky_relu(c, alpha=0.5)\n";
+  expect_rewrite(pass, function(conv, diamond + "        s = R.add(r, l)\n", "s"),
+                 function(conv,
+                          "        c = R.nn.conv2d(x, w)\n        l = R.nn.leaky_relu(c, alpha=0.25)\n"
+                          "        s = R.multiply(l, R.const(2.0, \"float32\"))\n",
+                          "s"),
+                 1);
+  // The relu is also an output: the add does not post-dominate it.
+  expect_unchanged(pass, function(conv, diamond + "        s = R.add(r, l)\n        out = (s, r)\n", "out"));
+  // Paths through exp and negative from one transpose; a relu on the way is not on the path.
+  std::string square = "x: R.Tensor((4, 3), dtype=\"float32\")";
+  expect_rewrite(pass,
+                 function(square,
+                          "        p = R.permute_dims(x, axes=[1, 0])\n        e = R.exp(p)\n"
+                          "        n = R.negative(R.exp(p))\n        s = R.subtract(e, n)\n",
+                          "s"),
+                 function(square,
+                          "        p = R.permute_dims(x, axes=[1, 0])\n        e = R.exp(p)\n"
+                          "        n = R.negative(R.exp(p))\n        s = R.add(e, R.negative(n))\n",
+                          "s"),
+                 1);
+  expect_unchanged(pass, function(square,
+                                  "        p = R.permute_dims(x, axes=[1, 0])\n        e = R.exp(p)\n"
+                                  "        n = R.nn.relu(p)\n        s = R.subtract(e, n)\n",
+                                  "s"));
+}
+
+// --- the decision tree (run/shared_checks.dpl)
+
+TEST(GeneratedCode, RulesSharingChecksEachFireOnTheirOwnGraphs) {
+  const dpl::PassDef& pass = dpl_test_passes::run_shared_checks_pass();
+  auto scaled = [](const std::string& multiply) {
+    return function(kXY, "        t = R.permute_dims(y, axes=[1, 0])\n        s = R.matmul(x, t)\n" + multiply, "m");
+  };
+  auto divided = [](const std::string& by) {
+    return function(kXY,
+                    "        t = R.permute_dims(y, axes=[1, 0])\n        s = R.matmul(x, t)\n"
+                    "        m = R.divide(s, R.const(" + by + ", \"float32\"))\n",
+                    "m");
+  };
+  expect_rewrite(pass, scaled("        m = R.multiply(s, R.const(0.5, \"float32\"))\n"), divided("2.0"), 1);
+  // The constant first: the same shared checks find the operands the other way round.
+  expect_rewrite(pass, scaled("        m = R.multiply(R.const(0.25, \"float32\"), s)\n"), divided("4.0"), 1);
+  expect_unchanged(pass, scaled("        m = R.multiply(s, R.const(0.125, \"float32\"))\n"));
+  expect_unchanged(pass, function(kXY,
+                                  "        t = R.permute_dims(y, axes=[0, 1])\n        s = R.matmul(x, t)\n"
+                                  "        m = R.multiply(s, R.const(0.5, \"float32\"))\n",
+                                  "m"));
+  expect_rewrite(pass, function(kX, "        a = R.log(x)\n        b = R.exp(x)\n        c = R.subtract(a, b)\n", "c"),
+                 function(kX, "", "x"), 1);
+  expect_rewrite(pass, function(kX, "        a = R.exp(x)\n        b = R.log(x)\n        c = R.subtract(a, b)\n", "c"),
+                 function(kX, "", "x"), 1);
+  expect_unchanged(pass, function(kXY, "        a = R.exp(x)\n        b = R.log(y)\n        c = R.subtract(a, b)\n", "c"));
+}
+
+// The generated source itself: the two scaling rules' structural checks are written once, their constants once
+// each; the two subtract rules are cases of one switch on their first operand's op.
+TEST(GeneratedCode, ASharedCheckIsEmittedOnce) {
+  std::ifstream in(DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp");
+  ASSERT_TRUE(in) << DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (size_t at = source.find(needle); at != std::string::npos; at = source.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("is_call_of(dpl::op::matmul)"), 1) << source;
+  EXPECT_EQ(count("is_call_of(dpl::op::permute_dims)"), 1) << source;
+  EXPECT_EQ(count("kind() != dpl::NodeKind::Constant"), 1) << source;
+  EXPECT_EQ(count("// shared by half, quarter"), 1) << source;
+  EXPECT_EQ(count("values[0] != 0.5"), 1) << source;
+  EXPECT_EQ(count("values[0] != 0.25"), 1) << source;
+  EXPECT_EQ(count("for (int order"), 0) << source;  // disjoint operand heads: no loop over both orders
+  EXPECT_EQ(count("case dpl::op::log:"), 1) << source;
+  EXPECT_EQ(count("case dpl::op::exp:"), 1) << source;
 }
 
 }  // namespace

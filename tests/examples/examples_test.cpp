@@ -27,6 +27,7 @@
 #include "tuple_item.dpl.h"
 #include "tuples.dpl.h"
 #include "types.dpl.h"
+#include "variadic.dpl.h"
 
 namespace dpl::example_test {
 namespace {
@@ -36,7 +37,7 @@ struct Example {
   const char* stem;  // <stem>.dpl, <stem>.input.relax, <stem>.expected.relax
   const PassDef& (*pass)();
   uint64_t rewrites;
-  // The input the interpreter evaluates, in tests/examples/data/, when it cannot evaluate the example's own
+  // The input the interpreter evaluates, in the example's directory, when it cannot evaluate the example's own
   // (seed 000's attention: 2x4096x8x40 is too big; the commutative example has no dtype); it must give the same
   // number of rewrites.
   const char* numeric_input = nullptr;
@@ -74,7 +75,7 @@ TEST_P(BundledExample, GivesTheExpectedResult) {
 TEST_P(BundledExample, ComputesWhatTheInputComputes) {
   const Example& example = GetParam();
   const std::string input = example.numeric_input != nullptr
-                                ? std::string(DPL_EXAMPLE_TEST_DATA) + "/" + example.numeric_input
+                                ? std::string(DPL_EXAMPLES_DIR) + "/" + example.dir + "/" + example.numeric_input
                                 : example_path(example, ".input.relax");
   Loaded original = load_file(input);
   Loaded rewritten = load_file(input);
@@ -103,9 +104,9 @@ using dpl_passes::seed000_keep_original_pass;
 
 INSTANTIATE_TEST_SUITE_P(
     Seed000, BundledExample,
-    ::testing::Values(Example{"seed000", "attention", seed000_attention_pass, 1, "seed000_attention_small.relax"},
+    ::testing::Values(Example{"seed000", "attention", seed000_attention_pass, 1, "attention.small.input.relax"},
                       Example{"seed000", "commutative", seed000_commutative_pass, 1,
-                              "seed000_commutative_float32.relax", "", true},
+                              "commutative.float32.input.relax", "", true},
                       // The rule declines: the result is the input itself (expected == input).
                       Example{"seed000", "keep_original", seed000_keep_original_pass, 0}),
     [](const ::testing::TestParamInfo<Example>& info) { return std::string(info.param.stem); });
@@ -138,6 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
         Example{"seed004", "types", dpl_passes::seed004_types_pass, 3},
         // The left nesting, then the right one; the three-field concat it makes is left alone.
         Example{"seed004", "tuples", dpl_passes::seed004_flatten_concat_pass, 2},
+        // The same for tuples of any length: (a, b, c) into (abc, d), that into (abcd, a, b).
+        Example{"seed004", "variadic", dpl_passes::seed004_flatten_concat_any_pass, 2},
         Example{"seed004", "tuple_item", dpl_passes::seed004_decompose_batch_norm_relu_pass, 1},
         Example{"seed004", "constant", dpl_passes::seed004_constant_conv_bias_to_add_pass, 1},
         // x + 0.0 and 0 + i (int64).

@@ -1,6 +1,7 @@
 // The partition examples: seed 001's partition-then-rewrite pipeline and seed 004's `pattern.partition` cases
-// (attributes, a rejecting check, conv2d + bias_add with and without relu) give their expected modules, compute
-// what their inputs compute (composite calls evaluated by the interpreter), and reject what they must.
+// (attributes, a rejecting check, conv2d + bias_add with and without relu, a dominator region) give their expected
+// modules, compute what their inputs compute (composite calls evaluated by the interpreter), and reject what they
+// must.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "add_subtract_multiply.dpl.h"
+#include "dominator.dpl.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/text/tvmscript.h"
 #include "example_support.h"
@@ -125,7 +127,10 @@ INSTANTIATE_TEST_SUITE_P(
         PartitionExample{"partition_attributes", dpl_passes::seed004_partition_one_layer_pass, {{"one_layer", 1}}},
         // The batch-1 conv2d + relu is carved, the batch-2 one is rejected by the check.
         PartitionExample{"partition_check", dpl_passes::seed004_partition_checked_pass,
-                         {{"seed004.nchw_batch1_conv2d_relu", 1}}}),
+                         {{"seed004.nchw_batch1_conv2d_relu", 1}}},
+        // The seed's post-dominator diamond: conv2d -> relu, leaky_relu -> add, carved whole.
+        PartitionExample{"dominator", dpl_passes::seed004_partition_conv_elementwise_add_pass,
+                         {{"seed004.conv2d_elementwise_add", 1}}}),
     [](const ::testing::TestParamInfo<PartitionExample>& info) { return std::string(info.param.stem); });
 
 const char* const kConv = "R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, "
@@ -184,6 +189,58 @@ TEST(Seed004Partition, AnEscapingReluInputFallsBackToTheSmallerPattern) {
   EXPECT_TRUE(verifies_and_rereads(*module.module));
   EXPECT_TRUE(computes_the_same(*original.module, *module.module, 5));
 }
+
+// Seed 004's dominator pattern on regions it must carve (a longer path, one path) and on regions it must not: a path
+// node with a user outside the region, a path node outside the class, a conv2d used outside, two conv2ds.
+struct DominatorCase {
+  const char* name;
+  std::vector<std::string> bindings;  // after c = conv2d(x, w); the last one is `out`
+  uint64_t carved;
+};
+
+void PrintTo(const DominatorCase& dominator, std::ostream* out) { *out << dominator.name; }
+
+class Seed004Dominator : public ::testing::TestWithParam<DominatorCase> {};
+
+TEST_P(Seed004Dominator, CarvesExactlyTheDominatedRegions) {
+  const DominatorCase& dominator = GetParam();
+  std::vector<std::string> bindings = {"c = " + conv("NCHW")};
+  bindings.insert(bindings.end(), dominator.bindings.begin(), dominator.bindings.end());
+  const std::string text = module_text(
+      "x: R.Tensor((1, 3, 8, 8), \"float32\"), w: R.Tensor((4, 3, 3, 3), \"float32\"), v: R.Tensor((4, 3, 3, 3), "
+      "\"float32\")",
+      bindings);
+  Loaded module = parse_text(text, std::string(dominator.name) + ".relax");
+  Loaded original = parse_text(text, std::string(dominator.name) + ".relax");
+  ASSERT_TRUE(module && original);
+  EXPECT_EQ(run_verified(dpl_passes::seed004_partition_conv_elementwise_add_pass(), *module.module).rewrites,
+            dominator.carved)
+      << text;
+  EXPECT_TRUE(verifies_and_rereads(*module.module));
+  EXPECT_TRUE(computes_the_same(*original.module, *module.module, 7));
+  if (dominator.carved == 0) {
+    EXPECT_TRUE(structurally_equal(*module.module, *original.module));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Seed004, Seed004Dominator,
+    ::testing::Values(
+        DominatorCase{"longer_path", {"r = R.nn.relu(c)", "e = R.exp(r)", "s = R.sigmoid(c)", "out = R.add(e, s)"}, 1},
+        DominatorCase{"one_path", {"r = R.nn.relu(c)", "out = R.add(r, r)"}, 1},
+        DominatorCase{"path_node_used_outside",
+                      {"r = R.nn.relu(c)", "l = R.nn.leaky_relu(c, alpha=0.1)", "a = R.add(r, l)", "out = (a, r)"},
+                      0},
+        DominatorCase{"path_node_outside_the_class",
+                      {"r = R.nn.relu(c)", "m = R.nn.softmax(c, axis=1)", "out = R.add(r, m)"}, 0},
+        DominatorCase{"conv_used_outside", {"r = R.nn.relu(c)", "a = R.add(r, r)", "out = (a, c)"}, 0},
+        DominatorCase{"two_convs",
+                      {"d = " + std::string("R.nn.conv2d(x, v, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], "
+                                            "groups=1, data_layout=\"NCHW\", kernel_layout=\"OIHW\", "
+                                            "out_layout=\"NCHW\", out_dtype=\"void\")"),
+                       "r = R.nn.relu(c)", "s = R.nn.relu(d)", "out = R.add(r, s)"},
+                      0}),
+    [](const ::testing::TestParamInfo<DominatorCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace dpl::example_test

@@ -14,7 +14,7 @@ namespace dpl::example_test {
 namespace {
 
 const std::string kSeedInput = std::string(DPL_EXAMPLES_DIR) + "/seed000/attention.input.relax";
-const std::string kSmallInput = std::string(DPL_EXAMPLE_TEST_DATA) + "/seed000_attention_small.relax";
+const std::string kSmallInput = std::string(DPL_EXAMPLES_DIR) + "/seed000/attention.small.input.relax";
 
 const PassDef& bundled() { return dpl_passes::seed000_attention_pass(); }
 const PassDef& as_in_seed() { return dpl_passes::test_seed000_attention_as_in_seed_pass(); }

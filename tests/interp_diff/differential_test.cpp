@@ -1,8 +1,10 @@
-// Compiled against interpreted passes: random rule sets (compiled by dplc at build time) on random graphs, and the
-// bundled example passes on their inputs and on the real models, must give structurally equal results, the same
-// per-rule counts and the same errors.
+// Compiled against interpreted passes: random rule sets (compiled by dplc at build time) on random graphs, the
+// bundled example passes and pipelines on their inputs and on the real models, and the compiler's run/*.dpl rule
+// files (multi-root and group rules, custom ops, ...) on every example input, must give structurally equal results,
+// the same per-rule counts and the same errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -20,25 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Loads a rule file for the interpreter. With `allow_unsupported`, a file the interpreter declines only for
-// constructs it does not run yet (multi-root rules, partitions, ...) gives null without a failure; it is listed.
-std::unique_ptr<dpl::compiler::LoadedRules> load(const std::string& path, bool allow_unsupported = false) {
+// Loads a rule file for the interpreter (every rule kind is interpreted; only extern natives are not).
+std::unique_ptr<dpl::compiler::LoadedRules> load(const std::string& path) {
   std::string error;
   std::ostringstream messages;
   std::unique_ptr<dpl::compiler::LoadedRules> rules = dpl::compiler::load_rules(path, messages, error);
-  if (rules == nullptr && allow_unsupported && error.empty()) {
-    const std::string text = messages.str();
-    size_t errors = 0;
-    size_t unsupported = 0;
-    for (size_t at = text.find(": error: "); at != std::string::npos; at = text.find(": error: ", at + 1)) ++errors;
-    for (size_t at = text.find("cannot be interpreted"); at != std::string::npos;
-         at = text.find("cannot be interpreted", at + 1)) {
-      ++unsupported;
-    }
-    EXPECT_EQ(errors, unsupported) << path << ":\n" << text;
-    std::cout << "not interpreted (unsupported constructs): " << path << "\n";
-    return nullptr;
-  }
   EXPECT_NE(rules, nullptr) << path << ": " << error << messages.str();
   return rules;
 }
@@ -59,88 +47,213 @@ Outcome run(const dpl::PassDef& pass, Graph& graph, bool verify_each) {
   return Outcome{result.error, result.stats.fired};
 }
 
-TEST(InterpreterDifferential, RandomRulesOnRandomGraphs) {
-  constexpr int kGraphsPerFile = 550;
+struct RandomRun {
   int graphs = 0;
   uint64_t rewrites = 0;
   uint64_t budget_errors = 0;
-  for (int file = 0; file < DPL_RANDOM_RULE_FILES; ++file) {
-    const std::string name = "random_" + std::string(file < 10 ? "0" : "") + std::to_string(file);
+};
+
+// The random rule files `<prefix>NN` (NN < `files`), compiled and interpreted, each on `graphs_per_file` graphs
+// that `build` makes from a seed.
+RandomRun compare_random(const std::string& prefix, int files, int graphs_per_file,
+                         void (*build)(dpl::Function&, uint64_t)) {
+  int graphs = 0;
+  uint64_t rewrites = 0;
+  uint64_t budget_errors = 0;
+  for (int file = 0; file < files; ++file) {
+    const std::string name = prefix + std::string(file < 10 ? "0" : "") + std::to_string(file);
     std::unique_ptr<dpl::compiler::LoadedRules> rules = load(std::string(DPL_RANDOM_RULES_DIR) + "/" + name + ".dpl");
-    ASSERT_NE(rules, nullptr);
+    EXPECT_NE(rules, nullptr);
+    if (rules == nullptr) return {};
     const dpl::PassDef* interpreted = rules->interpreter->find_pass(name);
     const dpl::PassDef* compiled = dpl::PassRegistry::find(name);
-    ASSERT_NE(interpreted, nullptr);
-    ASSERT_NE(compiled, nullptr) << name << " is not linked in";
-    for (int g = 0; g < kGraphsPerFile; ++g) {
+    EXPECT_NE(interpreted, nullptr);
+    EXPECT_NE(compiled, nullptr) << name << " is not linked in";
+    if (interpreted == nullptr || compiled == nullptr) return {};
+    for (int g = 0; g < graphs_per_file; ++g) {
       const uint64_t seed = static_cast<uint64_t>(file) * 100000 + static_cast<uint64_t>(g);
       dpl::Function a("main");
       dpl::Function b("main");
-      dpl::testing::build_random_graph(a, seed);
-      dpl::testing::build_random_graph(b, seed);
+      build(a, seed);
+      build(b, seed);
       Outcome by_compiled = run(*compiled, a, false);
       Outcome by_interpreter = run(*interpreted, b, false);
       ++graphs;
-      ASSERT_EQ(by_compiled.error, by_interpreter.error) << name << ", graph seed " << seed;
-      ASSERT_EQ(by_compiled.fired, by_interpreter.fired) << name << ", graph seed " << seed;
+      EXPECT_EQ(by_compiled.error, by_interpreter.error) << name << ", graph seed " << seed;
+      EXPECT_EQ(by_compiled.fired, by_interpreter.fired) << name << ", graph seed " << seed;
       dpl::EqualityResult equal = dpl::structurally_equal(a, b);
-      ASSERT_TRUE(equal.equal) << name << ", graph seed " << seed << ": " << equal.difference;
+      EXPECT_TRUE(equal.equal) << name << ", graph seed " << seed << ": " << equal.difference;
+      if (by_compiled.fired != by_interpreter.fired || !equal.equal) return {};  // one report is enough
       for (uint64_t count : by_compiled.fired) rewrites += count;
       budget_errors += by_compiled.error.empty() ? 0 : 1;
     }
   }
-  EXPECT_GE(graphs, 10000);
-  // The comparison means something only when rules fire often.
-  EXPECT_GE(rewrites, static_cast<uint64_t>(graphs)) << "rules fired " << rewrites << " times on " << graphs << " graphs";
   std::cout << graphs << " graphs, " << rewrites << " rewrites, " << budget_errors << " budget errors\n";
+  return RandomRun{graphs, rewrites, budget_errors};
 }
 
-// Every bundled example rule file: its passes compiled (linked in) and interpreted on the inputs in `inputs`.
-void compare_examples(const std::vector<std::string>& inputs, bool with_own_input) {
-  int compared = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(DPL_EXAMPLES_DIR)) {
-    if (entry.path().extension() != ".dpl" || fs::exists(entry.path().parent_path() / "CMakeLists.txt")) continue;
-    std::unique_ptr<dpl::compiler::LoadedRules> rules = load(entry.path().string(), /*allow_unsupported=*/true);
-    if (rules == nullptr) continue;
-    std::vector<std::string> files = inputs;
-    fs::path own = entry.path();
-    own.replace_extension(".input.relax");
-    if (with_own_input && fs::exists(own)) files.push_back(own.string());
-    for (const dpl::PassDef* interpreted : rules->interpreter->passes()) {
-      const dpl::PassDef* compiled = dpl::PassRegistry::find(interpreted->name);
-      ASSERT_NE(compiled, nullptr) << interpreted->name << " is not linked in";
-      for (const std::string& input : files) {
-        std::string error;
-        std::unique_ptr<dpl::SourceFile> source = dpl::SourceFile::load(input, error);
-        ASSERT_NE(source, nullptr) << error;
-        dpl::DiagnosticEngine diags;
-        std::unique_ptr<dpl::Module> a = dpl::read_module(*source, diags);
-        std::unique_ptr<dpl::Module> b = dpl::read_module(*source, diags);
-        ASSERT_TRUE(a != nullptr && b != nullptr) << input;
-        Outcome by_compiled = run(*compiled, *a, true);
-        Outcome by_interpreter = run(*interpreted, *b, true);
-        EXPECT_EQ(by_compiled.error, by_interpreter.error) << interpreted->name << " on " << input;
-        EXPECT_EQ(by_compiled.fired, by_interpreter.fired) << interpreted->name << " on " << input;
-        dpl::EqualityResult equal = dpl::structurally_equal(*a, *b);
-        EXPECT_TRUE(equal.equal) << interpreted->name << " on " << input << ": " << equal.difference;
-        ++compared;
-      }
+TEST(InterpreterDifferential, RandomRulesOnRandomGraphs) {
+  const RandomRun run = compare_random("random_", DPL_RANDOM_RULE_FILES, 550, &dpl::testing::build_random_graph);
+  EXPECT_GE(run.graphs, 10000);
+  // The comparison means something only when rules fire often.
+  EXPECT_GE(run.rewrites, static_cast<uint64_t>(run.graphs)) << "rules fired " << run.rewrites << " times";
+}
+
+TEST(InterpreterDifferential, RandomMultiRootRulesOnFanoutGraphs) {
+  const RandomRun run = compare_random("random_multi_", DPL_RANDOM_MULTI_ROOT_FILES, 500,
+                                       &dpl::testing::build_random_fanout_graph);
+  EXPECT_GE(run.graphs, 3000);
+  // Multi-root rules need several matching users of one value: they fire on a fair share of the graphs.
+  EXPECT_GE(run.rewrites, static_cast<uint64_t>(run.graphs) / 4) << run.rewrites << " rewrites";
+}
+
+// What the comparisons covered, to show that they mean something.
+struct Coverage {
+  int runs = 0;
+  uint64_t rewrites = 0;
+};
+
+// The passes `compiled` and `interpreted` (one each, or a pipeline's, in order) on a module read from `input`.
+void compare_on(const std::vector<const dpl::PassDef*>& compiled, const std::vector<const dpl::PassDef*>& interpreted,
+                const std::string& what, const std::string& input, Coverage& coverage) {
+  ASSERT_EQ(compiled.size(), interpreted.size()) << what;
+  std::string error;
+  std::unique_ptr<dpl::SourceFile> source = dpl::SourceFile::load(input, error);
+  ASSERT_NE(source, nullptr) << error;
+  dpl::DiagnosticEngine diags;
+  std::unique_ptr<dpl::Module> a = dpl::read_module(*source, diags);
+  std::unique_ptr<dpl::Module> b = dpl::read_module(*source, diags);
+  ASSERT_TRUE(a != nullptr && b != nullptr) << input;
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    Outcome by_compiled = run(*compiled[i], *a, true);
+    Outcome by_interpreter = run(*interpreted[i], *b, true);
+    EXPECT_EQ(by_compiled.error, by_interpreter.error) << what << " on " << input;
+    EXPECT_EQ(by_compiled.fired, by_interpreter.fired) << what << " on " << input;
+    for (uint64_t count : by_compiled.fired) coverage.rewrites += count;
+  }
+  dpl::EqualityResult equal = dpl::structurally_equal(*a, *b);
+  EXPECT_TRUE(equal.equal) << what << " on " << input << ": " << equal.difference;
+  ++coverage.runs;
+}
+
+// Every pass and pipeline of a rule file, compiled (linked in) and interpreted, on each of `inputs`.
+void compare_rule_file(const std::string& path, const std::vector<std::string>& inputs, Coverage& coverage) {
+  std::unique_ptr<dpl::compiler::LoadedRules> rules = load(path);
+  ASSERT_NE(rules, nullptr);
+  for (const dpl::PassDef* interpreted : rules->interpreter->passes()) {
+    const dpl::PassDef* compiled = dpl::PassRegistry::find(interpreted->name);
+    ASSERT_NE(compiled, nullptr) << interpreted->name << " is not linked in";
+    for (const std::string& input : inputs) {
+      compare_on({compiled}, {interpreted}, std::string(interpreted->name), input, coverage);
     }
   }
-  EXPECT_GT(compared, 0);
+  for (const dpl::compiler::PipelineDecl& pipeline : rules->interpreter->file().pipelines) {
+    const dpl::PipelineDef* compiled = dpl::PassRegistry::find_pipeline(pipeline.name);
+    ASSERT_NE(compiled, nullptr) << pipeline.name << " is not linked in";
+    std::vector<const dpl::PassDef*> compiled_passes;
+    for (std::string_view pass : compiled->passes) compiled_passes.push_back(dpl::PassRegistry::find(pass));
+    for (const std::string& input : inputs) {
+      compare_on(compiled_passes, rules->interpreter->resolve(pipeline.name), "pipeline " + pipeline.name, input,
+                 coverage);
+    }
+  }
+}
+
+// The bundled example rule files (examples/<dir>/*.dpl; a directory with a CMakeLists.txt is a consumer project).
+std::vector<fs::path> example_rule_files() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(DPL_EXAMPLES_DIR)) {
+    if (entry.path().extension() != ".dpl" || fs::exists(entry.path().parent_path() / "CMakeLists.txt")) continue;
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The example's own models: <stem>.input.relax, .expected.relax and any other <stem>.*.relax (seed 001's
+// partitioned module, the input of its second pass).
+std::vector<std::string> own_inputs(const fs::path& rules) {
+  std::vector<std::string> inputs;
+  const std::string prefix = rules.stem().string() + ".";
+  for (const auto& entry : fs::directory_iterator(rules.parent_path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix) && entry.path().extension() == ".relax") inputs.push_back(entry.path().string());
+  }
+  std::sort(inputs.begin(), inputs.end());
+  return inputs;
+}
+
+// Every bundled example rule file, on `inputs` (and on its own models when `with_own_inputs`).
+Coverage compare_examples(const std::vector<std::string>& inputs, bool with_own_inputs) {
+  Coverage coverage;
+  for (const fs::path& rules : example_rule_files()) {
+    std::vector<std::string> files = inputs;
+    if (with_own_inputs) {
+      for (const std::string& own : own_inputs(rules)) files.push_back(own);
+    }
+    compare_rule_file(rules.string(), files, coverage);
+  }
+  EXPECT_GT(coverage.runs, 0);
+  std::cout << coverage.runs << " runs, " << coverage.rewrites << " rewrites\n";
+  return coverage;
 }
 
 const std::string kModels = std::string(DPL_SHARED_DIR) + "/models/";
 
-TEST(InterpreterDifferential, ExamplesOnTheirInputs) { compare_examples({}, true); }
-
-TEST(InterpreterDifferential, ExamplesOnBertVitResnet) {
-  compare_examples({kModels + "bert_base_uncased.relax", kModels + "vit_base_patch16_224.relax",
-                    kModels + "resnet50.relax"},
-                   false);
+TEST(InterpreterDifferential, ExamplesOnTheirInputs) {
+  const Coverage coverage = compare_examples({}, true);
+  EXPECT_GE(coverage.rewrites, 40u);
 }
 
-TEST(InterpreterDifferential, ExamplesOnTinyLlama) { compare_examples({kModels + "tinyllama_1_1b_chat.relax"}, false); }
+TEST(InterpreterDifferential, ExamplesOnBertVitResnet) {
+  // ResNet-50's 53 partitions and the 24 combined projections of BERT and ViT at least.
+  const Coverage coverage = compare_examples(
+      {kModels + "bert_base_uncased.relax", kModels + "vit_base_patch16_224.relax", kModels + "resnet50.relax"},
+      false);
+  EXPECT_GE(coverage.rewrites, 53u + 24u);
+}
+
+TEST(InterpreterDifferential, ExamplesOnTinyLlama) {
+  const Coverage coverage = compare_examples({kModels + "tinyllama_1_1b_chat.relax"}, false);
+  EXPECT_GE(coverage.rewrites, 44u);  // the combined projections at least
+}
+
+// The compiler's run/*.dpl files (all but natives.dpl, whose externs need native code) on every example's models
+// and on inputs written for them (custom ops, groups): multi-root, group and context-root rules, declared ops,
+// patterns, rule order.
+TEST(InterpreterDifferential, CompilerRunRulesOnExampleInputs) {
+  std::vector<std::string> inputs;
+  for (const fs::path& rules : example_rule_files()) {
+    for (const std::string& own : own_inputs(rules)) inputs.push_back(own);
+  }
+  for (const auto& entry : fs::directory_iterator(DPL_INTERP_DIFF_INPUTS_DIR)) inputs.push_back(entry.path().string());
+  std::sort(inputs.begin(), inputs.end());
+  Coverage coverage;
+  for (const auto& entry : fs::directory_iterator(DPL_COMPILER_RUN_DIR)) {
+    if (entry.path().extension() != ".dpl" || entry.path().filename() == "natives.dpl") continue;
+    compare_rule_file(entry.path().string(), inputs, coverage);
+  }
+  std::cout << coverage.runs << " runs, " << coverage.rewrites << " rewrites\n";
+  EXPECT_GE(coverage.rewrites, 20u);
+}
+
+// Linking tests/compiler/run/custom_ops.dpl registered its ops before main: the file still checks and interprets
+// (twice, too), and a declaration that disagrees with a registered op is an error at the declaration.
+TEST(InterpreterDifferential, DeclaredOpsAgreeWithTheRegisteredOnes) {
+  const std::string custom_ops = std::string(DPL_COMPILER_RUN_DIR) + "/custom_ops.dpl";
+  EXPECT_NE(load(custom_ops), nullptr);
+  EXPECT_NE(load(custom_ops), nullptr);
+  dpl::SourceFile source("redeclares.dpl", "op my.scale(x);\nrule r: my.scale(x) => x;\n");
+  dpl::DiagnosticEngine diags;
+  dpl::compiler::CompileOptions options;
+  options.generate = false;
+  EXPECT_FALSE(dpl::compiler::compile(source, diags, options).ok);
+  std::ostringstream messages;
+  diags.print(messages);
+  EXPECT_NE(messages.str().find("redeclares.dpl:1:4: error: op 'my.scale' is already registered with a different "
+                                "signature (by a pass library or rule file loaded before)"),
+            std::string::npos)
+      << messages.str();
+}
 
 }  // namespace
-

@@ -53,6 +53,8 @@ class RuleWriter {
   }
 
   std::string call(int depth, bool root) {
+    if (root && random_.chance(0.1)) return dominator(depth);
+    if (random_.chance(0.08)) return rest_call(depth);
     std::string text;
     switch (random_.below(root ? 8 : 9)) {
       case 0:
@@ -111,6 +113,25 @@ class RuleWriter {
         text = std::string(random_.chance(0.5) ? "nn.relu" : "exp") + "?(" + pattern(depth - 1) + ")";
     }
     return text;
+  }
+
+  // `OP(p, ...)` or `OP(p, _rN...)` (a list of the remaining operands, spread on the right).
+  std::string rest_call(int depth) {
+    std::string first = pattern(depth - 1);
+    const char* op = random_.chance(0.7) ? pick(random_, kBinary) : pick(random_, kUnary);
+    if (random_.chance(0.4)) return std::string(op) + "(" + first + ", ...)";
+    std::string list = "_r" + std::to_string(counter_++);
+    lists_.push_back(list);
+    return std::string(op) + "(" + first + ", " + list + "...)";
+  }
+
+  // The region below a binary child up to one parent call, through path ops only.
+  std::string dominator(int depth) {
+    const char* paths[] = {"elementwise", "broadcast", "(nn.relu | exp)", "elementwise | broadcast"};
+    std::string parent = call(std::max(depth - 1, 1), false);
+    while (parent.find("?(") != std::string::npos || parent.front() == '(') parent = call(1, false);
+    std::string child = std::string(pick(random_, kBinary)) + "(" + pattern(0) + ", " + pattern(0) + ")";
+    return "dominates(" + parent + ", " + paths[random_.below(std::size(paths))] + ", " + child + ")";
   }
 
   std::string leaf() {
@@ -183,6 +204,12 @@ class RuleWriter {
   }
 
   std::string expr(int depth) {
+    if (!lists_.empty() && random_.chance(0.15)) {  // the list spread: OP(a, _rN...) or OP(_rN..., a)
+      const std::string& list = lists_[random_.below(lists_.size())];
+      std::string other = expr(depth - 1);
+      return std::string(pick(random_, kBinary)) + (random_.chance(0.5) ? "(" + other + ", " + list + "...)"
+                                                                        : "(" + list + "..., " + other + ")");
+    }
     if (depth <= 0 || random_.chance(0.3)) {
       if (!values_.empty() && random_.chance(0.85)) return values_[random_.below(values_.size())];
       const char* constants[] = {"const(2.0)", "const(0.5)", "const(1.0, float32)"};
@@ -210,11 +237,157 @@ class RuleWriter {
   Random& random_;
   std::vector<std::string> values_;
   std::vector<std::string> constants_;
+  std::vector<std::string> lists_;  // bound by `_rN...`
   std::string op_var_;
   bool axes_captured_ = false;
   bool keepdims_captured_ = false;
   bool dims_ = false;
   int counter_ = 0;
+};
+
+// One multi-root rule. Names start with `_` so that a name used once is not reported as unused.
+class MultiRootWriter {
+ public:
+  explicit MultiRootWriter(Random& random) : random_(random) {}
+
+  std::string rule(const std::string& name) {
+    std::string text = "  rule " + name + options() + " {\n    " + anchor() + ";\n";
+    switch (random_.below(3)) {
+      case 0:
+        text += single_roots();
+        break;
+      case 1:
+        text += group();
+        break;
+      default:
+        text += context_root();
+    }
+    return text + "  }\n";
+  }
+
+ private:
+  std::string options() {
+    std::string text;
+    if (random_.chance(0.2)) text += " priority " + std::to_string(random_.below(3));
+    if (random_.chance(0.15)) text += " once";
+    return text;
+  }
+
+  std::string anchor() {
+    switch (random_.below(5)) {
+      case 0:
+        return "_x: Tensor[(_, _n)]";
+      case 1:
+        return "_x: var()";
+      case 2:
+        return "_x: nn.relu(_)";
+      default:
+        return "_x: _";
+    }
+  }
+
+  static bool is_matmul(const std::string& op) { return op == "matmul"; }
+
+  std::string root_op() {
+    const char* ops[] = {"matmul", "matmul", "add", "multiply", "maximum", "subtract"};
+    return ops[random_.below(std::size(ops))];
+  }
+
+  std::string weight(const std::string& name) {
+    switch (random_.below(5)) {
+      case 0:
+        return name + ": const";
+      case 1:
+        return name + ": var()";
+      case 2:
+        return name + ": Tensor[(4, _)]";
+      default:
+        return name;
+    }
+  }
+
+  // OP(x, w) or OP(w, x), maybe below nn.relu or a bias add.
+  std::string root_pattern(const std::string& op, const std::string& w) {
+    std::string call = random_.chance(0.75) || is_matmul(op) ? op + "(_x, " + weight(w) + ")"
+                                                             : op + "(" + weight(w) + ", _x)";
+    switch (random_.below(6)) {
+      case 0:
+        return "nn.relu(" + call + ")";
+      case 1:
+        return "add(" + call + ", _)";
+      default:
+        return call;
+    }
+  }
+
+  std::string guard_on(const std::string& w) {
+    const char* guards[] = {".rank == 2", ".shape[0] == 4", ".uses == 1", ".shape[-1] > 1"};
+    return w + guards[random_.below(std::size(guards))];
+  }
+
+  std::string single_roots() {
+    const size_t count = 2 + random_.below(2);
+    const std::string op = root_op();
+    const bool same_op = random_.chance(0.7);
+    std::string text;
+    std::vector<std::string> ws;
+    std::vector<std::string> ops;
+    for (size_t i = 0; i < count; ++i) {
+      ops.push_back(same_op ? op : root_op());
+      ws.push_back("_w" + std::to_string(i));
+      text += "    _r" + std::to_string(i) + ": " + root_pattern(ops.back(), ws.back());
+      if (random_.chance(0.2)) text += " where " + guard_on(ws.back());
+      text += ";\n";
+    }
+    if (random_.chance(0.4)) text += "    where " + guard_on(ws[random_.below(count)]) + ";\n";
+    text += "    =>";
+    if (same_op && is_matmul(op) && random_.chance(0.7)) {  // one matmul of the concatenated weights, split
+      std::string sizes;
+      for (size_t i = 0; i < count; ++i) sizes += (i == 0 ? "" : ", ") + ws[i] + ".shape[1]";
+      text += " let _y = matmul(_x, concat((" + join(ws) + "), axis=1));\n       let _p = split(_y, "
+              "indices_or_sections=split_indices(" + sizes + "), axis=-1);\n";
+      for (size_t i = 0; i < count; ++i) {
+        text += "       _r" + std::to_string(i) + " => _p[" + std::to_string(i) + "];\n";
+      }
+      return text;
+    }
+    text += "\n";
+    for (size_t i = 0; i < count; ++i) {  // root by root
+      const char* rewrites[] = {"maximum(_x, W)", "multiply(W, _x)", "nn.relu(W)", "subtract(_x, W)"};
+      std::string rewrite = rewrites[random_.below(std::size(rewrites))];
+      rewrite.replace(rewrite.find('W'), 1, ws[i]);
+      text += "       _r" + std::to_string(i) + " => " + rewrite + ";\n";
+    }
+    return text;
+  }
+
+  std::string group() {
+    const std::string op = root_op();
+    std::string text = "    group _ms: " + root_pattern(op, "_w");
+    if (random_.chance(0.5)) text += " where " + guard_on("_w");
+    text += ";\n";
+    if (random_.chance(0.3)) text += "    where _ms.count >= 3;\n";
+    if (is_matmul(op)) {
+      return text + "    => _ms => split(matmul(_x, concat(_w, axis=1)), indices_or_sections=split_indices(_w.shape[1]), "
+                    "axis=-1);\n";
+    }
+    return text + "    => _ms => split(concat(_w, axis=1), indices_or_sections=split_indices(_w.shape[1]), axis=1);\n";
+  }
+
+  std::string context_root() {
+    const std::string op = root_op();
+    std::string text = "    _a: " + op + "(_x, _w0);\n    _c: " + root_pattern(root_op(), "_w1") + ";\n";
+    const char* rewrites[] = {"subtract(_x, _w0)", "maximum(_w0, _x)", "nn.relu(_w0)", "multiply(_x, _w1)"};
+    return text + "    => _a => " + rewrites[random_.below(std::size(rewrites))] + ";\n";
+  }
+
+  static std::string join(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+  }
+
+  Random& random_;
 };
 
 bool checks(const std::string& text) {
@@ -227,14 +400,19 @@ bool checks(const std::string& text) {
 
 }  // namespace
 
-std::string random_rule_file(uint64_t seed, const std::string& pass_name, int num_rules) {
+namespace {
+
+// A file of `num_rules` rules, each drawn by `write(random, name)` until the pass with it passes dplc's checks
+// (a rule that an earlier one shadows is an error).
+template <typename Write>
+std::string rule_file(uint64_t seed, const std::string& pass_name, int num_rules, Write&& write) {
   Random random(seed);
   std::string rules;
   for (int i = 0; i < num_rules; ++i) {
     std::string name = "r" + std::to_string(i);
     for (;;) {
-      std::string rule = RuleWriter(random).rule(name);
-      if (checks("pass check {\n" + rule + "}\n")) {
+      std::string rule = write(random, name);
+      if (checks("pass check {\n" + rules + rule + "}\n")) {
         rules += rule;
         break;
       }
@@ -242,6 +420,88 @@ std::string random_rule_file(uint64_t seed, const std::string& pass_name, int nu
   }
   return "// Generated by tests/interp_diff (random_rules.cpp, seed " + std::to_string(seed) + "); do not edit.\n" +
          "pass " + pass_name + " {\n" + rules + "}\n";
+}
+
+}  // namespace
+
+std::string random_rule_file(uint64_t seed, const std::string& pass_name, int num_rules) {
+  return rule_file(seed, pass_name, num_rules,
+                   [](Random& random, const std::string& name) { return RuleWriter(random).rule(name); });
+}
+
+std::string random_multi_root_file(uint64_t seed, const std::string& pass_name, int num_rules) {
+  return rule_file(seed, pass_name, num_rules,
+                   [](Random& random, const std::string& name) { return MultiRootWriter(random).rule(name); });
+}
+
+void build_random_fanout_graph(Function& function, uint64_t seed) {
+  Random random(seed);
+  auto tensor = [](int64_t rows, int64_t columns) {
+    const std::vector<Dim> dims = {Dim::fixed(rows), Dim::fixed(columns)};
+    return Type::tensor(DType::Float32, dims);
+  };
+  const int64_t widths[] = {4, 3, 1, 4};
+  // The shared values: inputs of shape (2, 4); weights: parameters and constants of shape (4, k).
+  std::vector<Node*> hubs = {function.add_param("x0", tensor(2, 4))};
+  if (random.chance(0.5)) hubs.push_back(function.add_param("x1", tensor(2, 4)));
+  std::vector<Node*> weights;
+  for (size_t i = 0, n = 1 + random.below(3); i < n; ++i) {
+    const int64_t width = widths[random.below(std::size(widths))];
+    weights.push_back(function.add_param("w" + std::to_string(i), tensor(4, width)));
+  }
+  for (size_t i = 0, n = 1 + random.below(3); i < n; ++i) {
+    Literal literal;
+    const int64_t width = widths[random.below(std::size(widths))];
+    literal.shape = {4, width};
+    for (int64_t k = 0; k < 4 * width; ++k) literal.values.push_back(0.25 * static_cast<double>((k + i) % 5));
+    weights.push_back(function.add_constant(literal));
+  }
+  std::vector<Node*> results;
+  const OpRegistry& registry = OpRegistry::global();
+  const char* const elementwise[] = {"add", "multiply", "maximum", "subtract"};
+  for (size_t i = 0, n = 4 + random.below(10); i < n; ++i) {
+    Node* hub = random.chance(0.8) || results.empty() ? hubs[random.below(hubs.size())]
+                                                       : results[random.below(results.size())];
+    std::string error;
+    Node* node = nullptr;
+    switch (random.below(5)) {
+      case 0:
+      case 1: {
+        Node* operands[] = {hub, weights[random.below(weights.size())]};
+        node = function.add_call(op::matmul, operands, registry.get(op::matmul).default_attrs(), error);
+        break;
+      }
+      case 2: {
+        Node* other = random.chance(0.5) ? hubs[random.below(hubs.size())] : hub;
+        Node* operands[] = {hub, other};
+        if (random.chance(0.5)) std::swap(operands[0], operands[1]);
+        node = function.add_call(registry.find(elementwise[random.below(std::size(elementwise))])->id, operands, {},
+                                 error);
+        break;
+      }
+      case 3: {
+        Node* operands[] = {hub};
+        node = function.add_call(op::nn_relu, operands, {}, error);
+        break;
+      }
+      default: {  // a bias on an earlier result
+        if (results.empty()) break;
+        Node* operands[] = {results[random.below(results.size())], hub};
+        node = function.add_call(op::add, operands, {}, error);
+      }
+    }
+    if (node == nullptr) continue;  // shapes that do not fit
+    results.push_back(node);
+    if (node->type()->rank() == 2 && node->type()->dims()[1] == Dim::fixed(4) && random.chance(0.3)) {
+      hubs.push_back(node);
+    }
+  }
+  // Every result is an output, so that nothing is dead.
+  if (results.empty()) {
+    function.set_output(hubs[0]);
+    return;
+  }
+  function.set_output(results.size() == 1 ? results[0] : function.add_tuple(results));
 }
 
 void build_random_graph(Function& function, uint64_t seed) {

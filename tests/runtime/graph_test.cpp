@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
@@ -301,6 +302,79 @@ TEST_F(Graph, FunctionMetadata) {
   EXPECT_TRUE(f.has_dataflow_block());
   f.set_private(true);
   EXPECT_TRUE(f.is_private());
+}
+
+TEST_F(Graph, CallsWithEqualAttributesShareOneList) {
+  Node* x = b.param("x", f32({2, 3}));
+  const AttrValue transpose = std::vector<int64_t>{1, 0};
+  Node* t1 = b.call("permute_dims", {x}, {{"axes", transpose}});
+  Node* t2 = b.call("permute_dims", {t1}, {{"axes", transpose}});
+  Node* other = b.call("permute_dims", {x}, {{"axes", AttrValue(std::vector<int64_t>{0, 1})}});
+  EXPECT_EQ(&t1->attrs(), &t2->attrs());
+  EXPECT_NE(&t1->attrs(), &other->attrs());
+  EXPECT_EQ(std::get<std::vector<int64_t>>(other->attr(0)), (std::vector<int64_t>{0, 1}));
+  // Defaults given or left out are one list; -0.0 and 0.0 are equal values but keep their own lists (printing).
+  Node* s1 = b.call("nn.softmax", {x});
+  Node* s2 = b.call("nn.softmax", {x}, {{"axis", AttrValue(int64_t{-1})}});
+  EXPECT_EQ(&s1->attrs(), &s2->attrs());
+  Node* c1 = b.call("clip", {x}, {{"min", AttrValue(0.0)}, {"max", AttrValue(6.0)}});
+  Node* c2 = b.call("clip", {x}, {{"min", AttrValue(-0.0)}, {"max", AttrValue(6.0)}});
+  EXPECT_NE(&c1->attrs(), &c2->attrs());
+  EXPECT_TRUE(std::signbit(std::get<double>(c2->attr(0))));
+  EXPECT_FALSE(std::signbit(std::get<double>(c1->attr(0))));
+  // A node without attributes has an empty list.
+  EXPECT_TRUE(x->attrs().empty());
+}
+
+TEST_F(Graph, RepeatedCallsGetTheirOwnInferredTypes) {
+  // add_call remembers inferred types per op, attributes and operand types: equal keys, equal types; a
+  // different operand type (or a shape-literal operand, whose value inference reads) is inferred anew.
+  Node* x = b.param("x", f32({2, 3}));
+  Node* y = b.param("y", f32({3}));
+  Node* z = b.param("z", f32({4, 1, 3}));
+  EXPECT_EQ(b.call("add", {x, y})->type(), f32({2, 3}));
+  EXPECT_EQ(b.call("add", {x, y})->type(), f32({2, 3}));
+  EXPECT_EQ(b.call("add", {z, x})->type(), f32({4, 2, 3}));
+  EXPECT_EQ(b.call("add", {x, x})->type(), f32({2, 3}));
+  EXPECT_EQ(b.call("reshape", {x, b.shape({6})})->type(), f32({6}));
+  EXPECT_EQ(b.call("reshape", {x, b.shape({3, 2})})->type(), f32({3, 2}));
+  std::string error;
+  Node* bad[] = {x, z};
+  EXPECT_EQ(f.add_call(op::matmul, bad, {}, error), nullptr);  // a failure is not remembered as a type
+  EXPECT_FALSE(error.empty());
+  Node* good[] = {x, b.param("w", f32({3, 5}))};
+  Node* product = f.add_call(op::matmul, good, {}, error);
+  ASSERT_NE(product, nullptr) << error;
+  EXPECT_EQ(product->type(), f32({2, 5}));
+}
+
+TEST_F(Graph, UseListsGrowShrinkAndRecycleTheirMemory) {
+  // Use lists live in memory the function recycles: grow one past several capacities, empty it, and grow
+  // others into the freed blocks; every list must stay exact.
+  Node* x = b.param("x", f32({4}));
+  std::vector<Node*> users;
+  for (int i = 0; i < 1000; ++i) users.push_back(b.call(i % 2 == 0 ? "exp" : "log", {x}));
+  Node* sum = users[0];
+  for (size_t i = 1; i < users.size(); ++i) sum = b.call("add", {sum, users[i]});
+  b.output(sum);
+  EXPECT_EQ(x->num_users(), 1000u);
+  for (size_t i = 0; i < users.size(); ++i) EXPECT_EQ(count_of(x->users(), users[i]), 1u) << i;
+  Node* y = b.param("y", f32({4}));
+  for (size_t i = 0; i < users.size(); i += 2) {  // the exps now use y
+    Node* relu = b.call("nn.relu", {y});
+    f.replace_all_uses(users[i], relu);
+    EXPECT_EQ(f.erase_unused(users[i]), 1u);
+  }
+  EXPECT_EQ(x->num_users(), 500u);
+  EXPECT_EQ(y->num_users(), 500u);
+  for (size_t i = 1; i < users.size(); i += 2) EXPECT_EQ(count_of(x->users(), users[i]), 1u) << i;
+  for (int i = 0; i < 300; ++i) b.call("negative", {b.call("exp", {x})});  // new lists take recycled blocks
+  EXPECT_EQ(x->num_users(), 800u);
+  EXPECT_EQ(y->num_users(), 500u);
+  EXPECT_EQ(verify(f), "");
+  f.compact();
+  EXPECT_EQ(x->num_users(), 500u);  // the 300 unused chains are gone
+  EXPECT_EQ(verify(f), "");
 }
 
 TEST(Module, FunctionsAndUniqueNames) {

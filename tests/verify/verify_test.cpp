@@ -150,6 +150,7 @@ TEST(Verify, EveryBundledExampleRuleFilePasses) {
       "seed002_combine_parallel_matmuls/combine_constant_weights",
       "seed002_combine_parallel_matmuls/combine_parameter_weights",
       "seed002_combine_qkv/combine_qkv",
+      "seed004_partition_conv_elementwise_add/seed004.conv2d_elementwise_add",
       "seed004_binary_op_of_transposes/binary_op_of_transposes (alternative 19 of 20)",
       "seed004_binary_op_of_transposes/binary_op_of_transposes (alternative 20 of 20)",
       "seed004_partition_one_layer/one_layer",

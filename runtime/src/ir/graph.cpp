@@ -2,8 +2,14 @@
 #include "dpl/ir/graph.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <functional>
 #include <memory>
 #include <new>
+#include <type_traits>
+#include <unordered_set>
+#include <variant>
 
 #include "op_table.h"
 
@@ -14,30 +20,170 @@ namespace {
 // then maps and unmaps them per graph, and every new graph pays fresh page faults and page clearing, where blocks
 // of this size are recycled from the heap.
 constexpr size_t kArenaBlock = 512;
+static_assert(sizeof(void*) != 8 || sizeof(Node) == 128, "a node is two cache lines (graph.h)");
+
+// Attribute lists are interned by representation: doubles compare bit for bit, so -0.0 and 0.0 (equal as values)
+// keep their own lists and print as given, and a NaN attribute is found again.
+size_t hash_attr(const AttrValue& value) {
+  const size_t kind = value.index();
+  const size_t hash = std::visit(
+      [](const auto& v) -> size_t {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return 0;
+        } else if constexpr (std::is_same_v<T, double>) {
+          return std::hash<uint64_t>{}(std::bit_cast<uint64_t>(v));
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          size_t h = v.size();
+          for (int64_t x : v) h = h * 1000003u ^ std::hash<int64_t>{}(x);
+          return h;
+        } else {
+          return std::hash<T>{}(v);
+        }
+      },
+      value);
+  return hash * 31u + kind;
+}
+
+struct AttrListHash {
+  size_t operator()(const AttrList& attrs) const noexcept {
+    size_t h = attrs.size();
+    for (const AttrValue& value : attrs) h = h * 1000003u ^ hash_attr(value);
+    return h;
+  }
+};
+
+bool same_representation(const AttrValue& a, const AttrValue& b) {
+  const double* x = std::get_if<double>(&a);
+  const double* y = std::get_if<double>(&b);
+  if (x != nullptr && y != nullptr) return std::bit_cast<uint64_t>(*x) == std::bit_cast<uint64_t>(*y);
+  return a == b;
+}
+
+struct AttrListEqual {
+  bool operator()(const AttrList& a, const AttrList& b) const noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_representation);
+  }
+};
 }  // namespace
 
-Function::Function(std::string name) : name_(std::move(name)) {}
+// What add_call remembers. Calls with equal attributes share one list: a new call allocates nothing for attributes
+// it shares, and the generated matchers' attribute checks read a few lists that stay in cache instead of one list
+// per node. Rewrites create calls of a few signatures over and over (`multiply` of a tensor by a scalar constant,
+// ...), so inferred types are remembered per op, attribute list and operand types.
+struct Function::CallMemo {
+  std::unordered_set<AttrList, AttrListHash, AttrListEqual> lists;  // node-based: stable addresses
+  std::vector<const AttrList*> defaults;                            // per op id, interned on first use
+
+  // A direct-mapped cache of inferred types, for built-in ops of at most three operands none of which is a shape
+  // literal or a tuple node (the only operands whose values, not types, inference reads).
+  struct Inferred {
+    OpId op = 0;
+    uint32_t count = 0;
+    const AttrList* attrs = nullptr;
+    std::array<TypeRef, 3> operands{};
+    TypeRef result = nullptr;  // nullptr: empty slot
+  };
+  std::array<Inferred, 64> inferred{};
+
+  static bool memoizable(OpId op, std::span<Node* const> operands) {
+    if (op >= op::kNumBuiltinOps || operands.size() > 3) return false;
+    return std::none_of(operands.begin(), operands.end(), [](const Node* operand) {
+      return operand->kind() == NodeKind::ShapeLit || operand->kind() == NodeKind::Tuple;
+    });
+  }
+  Inferred& slot(OpId op, const AttrList* attrs, std::span<Node* const> operands) {
+    size_t h = op * 0x9E3779B97F4A7C15u ^ reinterpret_cast<uintptr_t>(attrs);
+    for (const Node* operand : operands) h = (h ^ reinterpret_cast<uintptr_t>(operand->type())) * 0x100000001B3u;
+    return inferred[(h >> 20) % inferred.size()];
+  }
+  static bool holds(const Inferred& entry, OpId op, const AttrList* attrs, std::span<Node* const> operands) {
+    if (entry.result == nullptr || entry.op != op || entry.attrs != attrs || entry.count != operands.size())
+      return false;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (entry.operands[i] != operands[i]->type()) return false;
+    }
+    return true;
+  }
+
+  const AttrList* intern(AttrList&& attrs) {
+    if (attrs.empty()) return &detail::kNoAttrs;
+    return &*lists.insert(std::move(attrs)).first;
+  }
+  // The op's default attributes, stored as add_call stores given ones.
+  const AttrList* defaults_of(const OpInfo& info) {
+    if (defaults.size() <= info.id) defaults.resize(info.id + 1u, nullptr);
+    if (defaults[info.id] == nullptr) {
+      AttrList attrs = info.default_attrs();
+      for (size_t i = 0; i < attrs.size(); ++i) attr_matches_kind(info.attrs[i].kind, attrs[i]);
+      defaults[info.id] = intern(std::move(attrs));
+    }
+    return defaults[info.id];
+  }
+};
+
+// Use-list memory: blocks of 2^k pointers carved from chunks the function owns. A block that its list outgrows, or
+// whose node dies, goes to the free list of its size, threaded through its first slot; the next list of that
+// size takes it, so a rewrite's use-list updates mostly reuse memory that is still in cache.
+struct Function::UsePool {
+  static constexpr size_t kFirstChunk = 256;  // slots: a small function costs 2 KB
+  // Chunks double up to 64 KB, the size of a node block: larger ones would be mapped and unmapped by glibc for
+  // every function, paying fresh page faults, where these are recycled from the heap.
+  static constexpr size_t kMaxChunk = 8192;
+  std::array<Node**, 33> free{};  // per log2(capacity)
+  std::vector<std::unique_ptr<Node*[]>> chunks;
+  Node** unused = nullptr;  // the rest of the last chunk
+  size_t left = 0;
+  size_t next_chunk = kFirstChunk;
+
+  Node** take(uint32_t capacity) {  // a power of two
+    Node**& head = free[static_cast<size_t>(std::countr_zero(capacity))];
+    if (Node** block = head) {
+      head = reinterpret_cast<Node**>(block[0]);
+      return block;
+    }
+    if (left < capacity) {
+      while (left > 0) {  // the rest of the chunk goes to the free lists
+        const size_t piece = std::bit_floor(left);
+        give(unused, static_cast<uint32_t>(piece));
+        unused += piece;
+        left -= piece;
+      }
+      left = std::max<size_t>(next_chunk, capacity);
+      chunks.emplace_back(new Node*[left]);
+      unused = chunks.back().get();
+      next_chunk = std::min(next_chunk * 2, kMaxChunk);
+    }
+    Node** block = unused;
+    unused += capacity;
+    left -= capacity;
+    return block;
+  }
+  void give(Node** block, uint32_t capacity) {
+    Node**& head = free[static_cast<size_t>(std::countr_zero(capacity))];
+    block[0] = reinterpret_cast<Node*>(head);
+    head = block;
+  }
+};
+
+Function::Function(std::string name)
+    : name_(std::move(name)), call_memo_(std::make_unique<CallMemo>()), use_pool_(std::make_unique<UsePool>()) {}
 
 Function::~Function() {
   for (size_t i = 0; i < arena_.size(); ++i) {
-    const ArenaBlock& block = arena_[i];
-    std::destroy_n(block.nodes, i + 1 == arena_.size() ? arena_used_ : block.capacity);
-    ::operator delete(block.nodes, std::align_val_t{block.alignment});
+    std::destroy_n(arena_[i], i + 1 == arena_.size() ? arena_used_ : kArenaBlock);
+    ::operator delete(arena_[i], std::align_val_t{alignof(Node)});
   }
 }
 
 void Function::add_arena_block() {
-  ArenaBlock block;
-  block.capacity = kArenaBlock;
-  block.alignment = alignof(Node);
-  block.nodes = static_cast<Node*>(::operator new(kArenaBlock * sizeof(Node), std::align_val_t{block.alignment}));
-  arena_.push_back(block);
+  arena_.push_back(static_cast<Node*>(::operator new(kArenaBlock * sizeof(Node), std::align_val_t{alignof(Node)})));
   arena_used_ = 0;
 }
 
 Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands) {
-  if (arena_.empty() || arena_used_ == arena_.back().capacity) add_arena_block();
-  Node& node = *new (&arena_.back().nodes[arena_used_++]) Node();
+  if (arena_.empty() || arena_used_ == kArenaBlock) add_arena_block();
+  Node& node = *new (&arena_.back()[arena_used_++]) Node();
   compacted_ = false;
   node.kind_ = kind;
   node.id_ = next_id_++;
@@ -45,9 +191,28 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
   node.num_operands_ = static_cast<uint32_t>(operands.size());
   if (node.num_operands_ > Node::kInlineOperands) node.heap_operands_.reset(new Node*[operands.size()]);
   std::copy(operands.begin(), operands.end(), node.operand_data());
-  for (Node* operand : operands) operand->users_.push_back(&node);
+  for (Node* operand : operands) add_use(operand, &node);
   order_.push_back(&node);
   return &node;
+}
+
+void Function::add_use(Node* value, Node* user) {
+  detail::UseList& uses = value->users_;
+  if (uses.size == uses.capacity) {
+    const uint32_t capacity = uses.capacity == 0 ? 1 : uses.capacity * 2;
+    Node** data = use_pool_->take(capacity);
+    std::copy_n(uses.data, uses.size, data);
+    if (uses.data != nullptr) use_pool_->give(uses.data, uses.capacity);
+    uses.data = data;
+    uses.capacity = capacity;
+  }
+  uses.data[uses.size++] = user;
+}
+
+void Function::release_uses(Node* node) {
+  detail::UseList& uses = node->users_;
+  if (uses.data != nullptr) use_pool_->give(uses.data, uses.capacity);
+  uses = {};
 }
 
 Node* Function::add_param(std::string name, TypeRef type) {
@@ -74,24 +239,37 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attr
     return nullptr;
   }
   const OpInfo& info = registry.get(op);
-  if (attrs.empty()) attrs = info.default_attrs();
+  // Empty `attrs` stand for the defaults, interned once per op: creating such a call allocates nothing for them.
+  const AttrList* defaults = attrs.empty() && !info.attrs.empty() ? call_memo_->defaults_of(info) : nullptr;
   // Stores int literals given for float attributes as doubles; check_signature reports any other mismatch.
   for (size_t i = 0; i < attrs.size() && i < info.attrs.size(); ++i) attr_matches_kind(info.attrs[i].kind, attrs[i]);
-  if (!detail::check_signature(info, operands, attrs, error)) return nullptr;
+  if (!detail::check_signature(info, operands, defaults != nullptr ? *defaults : attrs, error)) return nullptr;
   for (Node* operand : operands) {
     if (operand->dead_) {
       error = info.name + ": an operand was removed from the graph";
       return nullptr;
     }
   }
+  // Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
+  const AttrList* interned = defaults != nullptr ? defaults : call_memo_->intern(std::move(attrs));
   TypeRef type = Type::unknown();
   if (info.infer != nullptr) {
-    type = info.infer(InferInput{operands, attrs}, error);
-    if (type == nullptr) return nullptr;
+    CallMemo::Inferred* memo =
+        CallMemo::memoizable(op, operands) ? &call_memo_->slot(op, interned, operands) : nullptr;
+    if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) {
+      type = memo->result;
+    } else {
+      type = info.infer(InferInput{operands, *interned}, error);
+      if (type == nullptr) return nullptr;
+      if (memo != nullptr) {
+        *memo = {op, static_cast<uint32_t>(operands.size()), interned, {}, type};
+        for (size_t i = 0; i < operands.size(); ++i) memo->operands[i] = operands[i]->type();
+      }
+    }
   }
   Node* node = new_node(NodeKind::Call, type, operands);
   node->op_ = op;
-  node->attrs_ = std::move(attrs);
+  node->attrs_ = interned;
   return node;
 }
 
@@ -144,19 +322,19 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
   if (old_value == replacement) return;
   compacted_ = false;
   // The list is filtered in place (no allocation per rewrite): only the replacement's own uses stay.
-  std::vector<Node*>& users = old_value->users_;
-  size_t kept = 0;
+  detail::UseList& users = old_value->users_;
+  uint32_t kept = 0;
   // A user that appears k times is visited k times; its slots are all rewritten on the first visit.
-  for (size_t i = 0; i < users.size(); ++i) {
-    Node* user = users[i];
+  for (uint32_t i = 0; i < users.size; ++i) {
+    Node* user = users.data[i];
     if (user == replacement) {
-      users[kept++] = user;
+      users.data[kept++] = user;
       continue;
     }
     for (Node*& operand : std::span(user->operand_data(), user->num_operands_)) {
       if (operand != old_value) continue;
       operand = replacement;
-      replacement->users_.push_back(user);
+      add_use(replacement, user);
       if (!listed_before(replacement, user, old_value)) {
         if (!user->late_user_) late_users_.push_back(user);
         user->late_user_ = true;
@@ -164,7 +342,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       }
     }
   }
-  users.resize(kept);
+  users.size = kept;
   if (output_ == old_value) output_ = replacement;
 }
 
@@ -188,11 +366,12 @@ bool Function::listed_before(const Node* replacement, const Node* user, const No
 namespace {
 
 // Removes one entry of `user` from `node`'s use list (order of the rest is not kept: O(1) after the search).
-void drop_use(std::vector<Node*>& users, Node* user) {
-  auto it = std::find(users.rbegin(), users.rend(), user);
-  if (it == users.rend()) return;
-  *it = users.back();
-  users.pop_back();
+void drop_use(detail::UseList& users, Node* user) {
+  for (uint32_t i = users.size; i-- > 0;) {
+    if (users.data[i] != user) continue;
+    users.data[i] = users.data[--users.size];
+    return;
+  }
 }
 
 }  // namespace
@@ -204,7 +383,7 @@ size_t Function::erase_unused(Node* node) {
   while (!pending.empty()) {
     Node* candidate = pending.back();
     pending.pop_back();
-    if (candidate == nullptr || candidate->dead_ || !candidate->users_.empty() || candidate == output_ ||
+    if (candidate == nullptr || candidate->dead_ || candidate->users_.size != 0 || candidate == output_ ||
         candidate->kind_ == NodeKind::Param)
       continue;
     candidate->dead_ = true;
@@ -214,7 +393,7 @@ size_t Function::erase_unused(Node* node) {
       pending.push_back(operand);
     }
     candidate->drop_operands();
-    std::vector<Node*>().swap(candidate->users_);  // empty, but may hold memory; compact() no longer visits it
+    release_uses(candidate);  // empty, but may hold memory; compact() no longer visits it
   }
   dead_in_order_ += removed;
   if (removed != 0) compacted_ = false;
@@ -274,7 +453,7 @@ bool Function::compact_if_all_used() {
   }
   for (Node* node : order_) {
     if (node->dead_ || node->kind_ == NodeKind::Param) continue;
-    if (node->users_.empty() && node != output_) return false;  // unreachable: needs compact_unreachable()
+    if (node->users_.size == 0 && node != output_) return false;  // unreachable: needs compact_unreachable()
     if (emitted[node->id_] & kEmitted) {
       continue;  // pulled in before a late user
     } else if (node->late_user_) {
@@ -289,14 +468,19 @@ bool Function::compact_if_all_used() {
 }
 
 // The order is topological, so every live node may stay where it is: the non-parameters move down over the dead
-// (and the parameters), then the parameters go in front. A pass that rewrote little thus costs one sequential
-// walk and no allocation (a fresh order of a 10^6-node graph is 8 MB of page faults).
+// (and the parameters), then the parameters go in front, unless they lead the order already (as compact() left
+// them: rewrites only append), which spares moving the whole order. A pass that rewrote little thus costs one
+// sequential walk and no allocation (a fresh order of a 10^6-node graph is 8 MB of page faults).
 bool Function::compact_in_place() {
-  size_t kept = 0;
-  for (size_t i = 0; i < order_.size(); ++i) {
+  size_t leading = 0;
+  while (leading < params_.size() && leading < order_.size() && order_[leading] == params_[leading]) ++leading;
+  const bool params_lead = leading == params_.size();
+  size_t kept = params_lead ? leading : 0;
+  for (size_t i = kept; i < order_.size(); ++i) {
+    if (i + detail::kPrefetchDistance < order_.size()) __builtin_prefetch(order_[i + detail::kPrefetchDistance]);
     Node* node = order_[i];
     if (node->dead_ || node->kind_ == NodeKind::Param) continue;
-    if (node->users_.empty() && node != output_) {
+    if (node->users_.size == 0 && node != output_) {
       // Unreachable: compact_unreachable() takes over; it gets the parameters from params_ and skips the dead.
       order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(kept), order_.begin() + static_cast<std::ptrdiff_t>(i));
       return false;
@@ -304,7 +488,7 @@ bool Function::compact_in_place() {
     order_[kept++] = node;
   }
   order_.resize(kept);
-  order_.insert(order_.begin(), params_.begin(), params_.end());
+  if (!params_lead) order_.insert(order_.begin(), params_.begin(), params_.end());
   return true;
 }
 
@@ -344,12 +528,15 @@ void Function::compact_unreachable() {
   }
   for (Node* node : touched) {
     reachable[node->id_] = 1;
-    std::erase_if(node->users_, [](Node* user) { return user->dead_; });
+    detail::UseList& users = node->users_;
+    users.size = static_cast<uint32_t>(std::remove_if(users.data, users.data + users.size,
+                                                      [](Node* user) { return user->dead_; }) -
+                                       users.data);
   }
   for (Node* node : order_) {
     if (!node->dead_) continue;
     node->drop_operands();
-    std::vector<Node*>().swap(node->users_);
+    release_uses(node);
   }
 
   // 3. The new order: parameters, then the old order with any operand that comes too late pulled in first.

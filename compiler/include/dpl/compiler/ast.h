@@ -65,13 +65,21 @@ struct PatternAttr {
   int index = -1;       // sema: position in the op's attribute list
 };
 
-// `add(x, y)`, `(op: add | multiply)(x, c)`, `nn.relu?(x)`.
+// `...` or `xs...` after the last operand of a call pattern (field of a tuple pattern): any number of further
+// operands, unconstrained; `xs...` binds them, in order, as a list of values.
+struct RestPattern {
+  std::string name;  // empty for `...`
+  SourceLoc loc;
+};
+
+// `add(x, y)`, `(op: add | multiply)(x, c)`, `nn.relu?(x)`, `concat(...)`.
 struct CallPattern {
   std::vector<OpName> ops;  // one, or the alternatives of `(add | multiply)(...)`
   std::string op_var;       // `op` in `(op: add | multiply)(...)`; empty when absent
   SourceLoc op_var_loc;
   bool optional = false;  // `nn.relu?(x)`: the call or its single operand
   std::vector<PatternPtr> operands;
+  std::optional<RestPattern> rest;  // `f(a, xs...)`: at least operands.size() operands
   std::vector<PatternAttr> attrs;
   // `composite("ccompiler.add_sub_mul")(x, y)`: a call of a module function whose `Composite` attribute is this
   // name (a function a partition created); `ops` is then empty and `attrs` too.
@@ -110,9 +118,10 @@ struct ItemPattern {
   std::optional<int64_t> index;
 };
 
-// `(p, q)`: a tuple of exactly that many fields, each matching its pattern.
+// `(p, q)`: a tuple of exactly that many fields, each matching its pattern; `(p, ...)`: at least that many.
 struct TuplePattern {
   std::vector<PatternPtr> fields;
+  std::optional<RestPattern> rest;
 };
 
 // `var("x")`: the function parameter named x; `var()`: any function parameter.
@@ -125,10 +134,21 @@ struct AltPattern {
   std::vector<PatternPtr> alternatives;
 };
 
+// `dominates(nn.conv2d(x, w), elementwise, add(_, _))`, matched at the child's node (docs/semantics.md): `child`
+// matches it; walking up from its operands, every node reached is the parent (a call of one of `parent`'s ops,
+// which `parent` must then match, the same node on every walk) or a call of a `path` op, walked further; the
+// nodes between are used only inside the region, and so is the parent.
+struct DominatorPattern {
+  PatternPtr parent;
+  std::vector<OpName> path;  // ops or op classes (`elementwise`), as written
+  PatternPtr child;
+  std::vector<OpId> path_ops;  // sema: the ops of `path`, classes expanded, sorted
+};
+
 struct Pattern {
   SourceLoc loc;
   std::variant<WildcardPattern, VarPattern, BindPattern, CallPattern, ConstPattern, AltPattern, TypePattern,
-               ItemPattern, TuplePattern, ParamPattern>
+               ItemPattern, TuplePattern, ParamPattern, DominatorPattern>
       node;
 };
 
@@ -145,7 +165,7 @@ enum class ExprType : uint8_t {
   IntList,
   Attr,  // a captured attribute of a kind not usable as one of the above (compared as a whole)
   Op,
-  ValueList,   // a variable bound inside a group root: one value per member
+  ValueList,   // a variable bound inside a group root (one value per member) or by `xs...` (the operands)
   NumberList,  // `w.shape[1]` over a value list, `split_indices(...)`
 };
 
@@ -232,6 +252,12 @@ struct TupleExpr {
   std::vector<ExprPtr> fields;
 };
 
+// `xs...` as an operand of a call or a field of a tuple on the right: the values of the list `xs`, in order.
+struct SpreadExpr {
+  std::string name;
+  SourceLoc name_loc;
+};
+
 // A literal attribute value: `-1`, `1e-05`, `"NHWC"`, `True`, `None`, `[0, 2, 1, 3]`.
 struct LiteralExpr {
   AttrValue value;
@@ -240,7 +266,7 @@ struct LiteralExpr {
 struct Expr {
   SourceLoc loc;
   std::variant<VarExpr, CallExpr, ConstExpr, LiteralExpr, MemberExpr, IndexExpr, UnaryExpr, BinaryExpr, ItemExpr,
-               TupleExpr>
+               TupleExpr, SpreadExpr>
       node;
   // Filled in by sema.
   ExprType type = ExprType::Unknown;
@@ -388,6 +414,27 @@ struct PatternMacro {
   PatternPtr body;
 };
 
+// `test NAME { [pass P; | pipeline P;] input "a.relax"; expect "b.relax" | unchanged; [seed N;] [tolerance X;]
+// [numbers differ;] }`: runs a pass or pipeline on the input and checks the result (docs/verification.md).
+struct RuleTest {
+  std::string name;
+  SourceLoc name_loc;
+  std::string target;      // the pass (or pipeline) it runs; for a test inside a pass block, that pass
+  SourceLoc target_loc;    // the name after `pass`/`pipeline`, or the test's name inside a pass block
+  bool target_is_pipeline = false;
+  std::string input;       // as written, relative to the .dpl file's directory
+  SourceLoc input_loc;
+  std::string expect;      // empty with `expect unchanged;`
+  SourceLoc expect_loc;
+  bool expect_unchanged = false;
+  uint64_t seed = 1;
+  std::optional<double> tolerance;  // absolute and relative; absent: by dtype
+  bool numbers_differ = false;      // the rewrite is meant to change what the graph computes
+  // Filled in by sema: `input` and `expect` made absolute.
+  std::string input_path;
+  std::string expect_path;
+};
+
 // `import "common.dpl";`: makes the pattern declarations of another file usable here.
 struct Import {
   std::string path;  // as written, relative to the importing file's directory
@@ -404,6 +451,9 @@ struct AstFile {
   std::vector<ExternDecl> externs;
   std::vector<PipelineDecl> pipelines;
   std::vector<OpDecl> ops;
+  std::vector<RuleTest> tests;
+  // The IR files the tests name, read by sema (diagnostics may quote them).
+  std::vector<std::unique_ptr<SourceFile>> test_files;
   // The registry the file is checked and compiled against: the built-in ops and the file's `op` declarations
   // (sema makes it when the file declares ops; null: the registry given to check()).
   std::shared_ptr<const OpRegistry> op_registry;
@@ -428,7 +478,8 @@ bool same_each(const std::vector<Ptr>& a, const std::vector<Ptr>& b, Same&& same
 }
 
 // Calls `visit` on each pattern directly inside `pattern`, in the order they are written: a binding's inner
-// pattern, a call's operands, the alternatives, a tuple item's tuple, a tuple's fields.
+// pattern, a call's operands, the alternatives, a tuple item's tuple, a tuple's fields, a dominator's parent and
+// child.
 template <typename Visit>
 void for_each_sub_pattern(const Pattern& pattern, Visit&& visit) {
   std::visit(Overloaded{
@@ -442,6 +493,10 @@ void for_each_sub_pattern(const Pattern& pattern, Visit&& visit) {
                  [&](const ItemPattern& p) { visit(*p.tuple); },
                  [&](const TuplePattern& p) {
                    for (const PatternPtr& field : p.fields) visit(*field);
+                 },
+                 [&](const DominatorPattern& p) {
+                   visit(*p.parent);
+                   visit(*p.child);
                  },
                  [](const auto&) {},
              },

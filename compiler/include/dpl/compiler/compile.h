@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,5 +35,15 @@ struct CompileResult {
 // Compiles `source`; every diagnostic of the run goes to `diags`. Imports are read relative to the directory of
 // `source.path()`.
 CompileResult compile(const SourceFile& source, DiagnosticEngine& diags, const CompileOptions& options = {});
+
+// A rule file read and checked, no C++ generated (dplc --test, --verify); its diagnostics point into `source`.
+struct CheckedFile {
+  std::unique_ptr<SourceFile> source;
+  CompileResult compiled;
+};
+
+// Reads and checks `path`, printing every diagnostic of the run to `messages`; null when the file cannot be read
+// or has errors.
+std::unique_ptr<CheckedFile> check_file(const std::string& path, std::ostream& messages);
 
 }  // namespace dpl::compiler

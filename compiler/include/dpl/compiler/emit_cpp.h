@@ -27,4 +27,8 @@ bool is_cpp_keyword(std::string_view name);
 
 EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpRegistry& registry = OpRegistry::global());
 
+// The decision tree of each pass of `file` (checked by sema) as indented text, for `dplc --emit=plan`: per root op,
+// the steps shared by several rules once under the rules that share them, then each rule's own steps and tail.
+std::string emit_plan(const AstFile& file, const OpRegistry& registry = OpRegistry::global());
+
 }  // namespace dpl::compiler

@@ -55,7 +55,17 @@ size_t pattern_specificity(const Pattern& pattern);
 // properties they need (and declines the rule when one is unknown) before it builds any node.
 void computed_attrs(const Expr& expr, std::vector<const Expr*>& out);
 
-// The call at the top of a rule's pattern (below any `name:` binding): its op is what the rule is dispatched on.
+// The call at the top of a rule's pattern (below any `name:` binding, a dominator pattern's child): its op is what
+// the rule is dispatched on. Not for a pattern whose root is a tuple item (root_is_item).
 const CallPattern& root_call(const Pattern& pattern);
+
+// The leaves of a partition's alternative-free pattern whose matched values are the composite function's inputs
+// (Rewriter::partition's `inputs`), in pattern order as written: every wildcard, constant, type and var() leaf, and
+// the first occurrence of each name. A name bound to an inner call of the match (`c` in `c: nn.conv2d(...)`) is
+// part of the match, not an input.
+std::vector<const Pattern*> partition_input_leaves(const Pattern& pattern);
+// Whether an alternative-free rule pattern has a tuple item at the top (below any binding): the rule is tried at
+// tuple items.
+bool root_is_item(const Pattern& pattern);
 
 }  // namespace dpl::compiler

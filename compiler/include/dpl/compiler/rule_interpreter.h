@@ -24,10 +24,11 @@ class InterpretedPass;
 
 class RuleInterpreter {
  public:
-  // Prepares every pass of `file` (checked by compile(); it must outlive the interpreter). A rule the interpreter
-  // cannot run (extern predicates and rewriters need native code; multi-root and group rules, partitions and
-  // composite patterns are not supported yet) is an error at the rule naming what is missing; then the result is
-  // null.
+  // Prepares every pass of `file` (checked by compile(); it must outlive the interpreter): rewrite, partition,
+  // multi-root and group rules, composite(...) patterns. The file's `op` declarations are registered in the
+  // process's OpRegistry (as a compiled pass library registers them before main), so that IR read afterwards may
+  // use them. A rule the interpreter cannot run (extern predicates and rewriters need native code) is an error at
+  // the rule; then the result is null.
   static std::unique_ptr<RuleInterpreter> create(const AstFile& file, DiagnosticEngine& diags);
   // Why `rule` cannot be interpreted (what create() reports), or nothing when it can.
   static std::optional<std::string> unsupported_reason(const Rule& rule);

@@ -47,10 +47,23 @@ struct NodeExtra {
   std::string callee;
 };
 inline const NodeExtra kNoNodeExtra{};
+inline const AttrList kNoAttrs{};  // what nodes without attributes point to
+// Sweeps over nodes() read one node after the other, each from its own cache line: they ask for the node this
+// many places ahead, so that on graphs larger than the cache the wait for memory overlaps the work.
+inline constexpr size_t kPrefetchDistance = 8;
+
+// A node's use list. Its memory comes from the function's UsePool (graph.cpp), in power-of-two capacities that
+// are recycled when lists grow or die: use-list updates in a rewrite do not call malloc.
+struct UseList {
+  Node** data = nullptr;
+  uint32_t size = 0;
+  uint32_t capacity = 0;
+};
 }  // namespace detail
 
-// A value in the graph. Binding names are labels: patterns match across them.
-class Node {
+// A value in the graph. Binding names are labels: patterns match across them. Nodes are 128 bytes, aligned to a
+// cache line, so that the fields every sweep reads (the first 64 bytes) are exactly one line.
+class alignas(64) Node {
  public:
   NodeKind kind() const { return kind_; }
   bool is_call() const { return kind_ == NodeKind::Call; }
@@ -64,11 +77,12 @@ class Node {
   size_t num_operands() const { return num_operands_; }
 
   // One entry per use: `add(x, x)` appears twice in x's users.
-  std::span<Node* const> users() const { return users_; }
-  size_t num_users() const { return users_.size(); }
+  std::span<Node* const> users() const { return {users_.data, users_.size}; }
+  size_t num_users() const { return users_.size; }
 
-  const AttrList& attrs() const { return attrs_; }  // Call: one value per AttrSpec of the op
-  const AttrValue& attr(size_t i) const { return attrs_[i]; }
+  // Call: one value per AttrSpec of the op. Interned per function: calls with equal attributes share one list.
+  const AttrList& attrs() const { return *attrs_; }
+  const AttrValue& attr(size_t i) const { return (*attrs_)[i]; }
 
   const std::string& name() const { return name_; }  // binding or parameter name; may be empty
   void set_name(std::string name) { name_ = std::move(name); }
@@ -99,18 +113,19 @@ class Node {
   }
 
   // The first 64 bytes hold what every sweep reads (the driver's worklist checks: kind, dead, users; a matcher's
-  // first checks: op, operands), so that visiting a node costs one cache line on graphs larger than the cache.
+  // checks: op, operands, attributes), so that visiting a node costs one cache line on graphs larger than the
+  // cache. The second line holds the rest.
   NodeKind kind_ = NodeKind::Param;
   bool dead_ = false;
   OpId op_ = 0;
   uint32_t id_ = 0;
   uint32_t num_operands_ = 0;
   bool late_user_ = false;  // listed in Function::late_users_ until the next compact()
-  std::vector<Node*> users_;
+  detail::UseList users_;
   Node* inline_operands_[kInlineOperands] = {};
+  const AttrList* attrs_ = &detail::kNoAttrs;  // owned by the function's CallMemo
   TypeRef type_ = nullptr;
   std::unique_ptr<Node*[]> heap_operands_;
-  AttrList attrs_;
   std::string name_;
   std::unique_ptr<Extra> extra_;
 };
@@ -193,16 +208,19 @@ class Function {
                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order);
 
   std::string name_;
-  // Nodes live in blocks (stable addresses, one allocation per block), constructed when taken and destroyed with
-  // the function.
-  struct ArenaBlock {
-    Node* nodes = nullptr;
-    size_t capacity = 0;   // nodes
-    size_t alignment = 0;  // bytes, as allocated
-  };
+  // Nodes live in blocks of the same size (stable addresses, one allocation per block), constructed when taken and
+  // destroyed with the function.
   void add_arena_block();
-  std::vector<ArenaBlock> arena_;
+  std::vector<Node*> arena_;
   size_t arena_used_ = 0;  // nodes taken from the last block
+  // What add_call remembers (interned attribute lists, inferred types) and the memory of the nodes' use lists
+  // (graph.cpp).
+  struct CallMemo;
+  std::unique_ptr<CallMemo> call_memo_;
+  struct UsePool;
+  std::unique_ptr<UsePool> use_pool_;
+  void add_use(Node* value, Node* user);
+  void release_uses(Node* node);  // frees `node`'s use list
   std::vector<Node*> params_;
   std::vector<Node*> order_;
   Node* output_ = nullptr;

@@ -1,0 +1,350 @@
+// Merged decision trees: building the ordered trie of a dispatch group, and printing it as C++ or as a plan.
+#include "dpl/compiler/decision_tree.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace dpl::compiler {
+
+void CodeWriter::line(const std::string& text) {
+  if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 2, ' ');
+  out_ += text;
+  out_ += '\n';
+}
+
+namespace {
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// Whether `text` mentions the identifier `name` (not as part of a longer identifier).
+bool mentions(const std::string& text, const std::string& name) {
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    bool starts = at == 0 || !is_identifier_char(text[at - 1]);
+    bool ends = at + name.size() == text.size() || !is_identifier_char(text[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// "a, b and 3 more"
+std::string rule_names(const std::vector<const RuleLeaf*>& rules) {
+  constexpr size_t kShown = 4;
+  std::vector<std::string> names;
+  for (const RuleLeaf* rule : rules) {
+    if (names.empty() || names.back() != rule->rule_name) names.push_back(rule->rule_name);
+  }
+  if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, ", "));
+  return fmt::format("{}, ... {} ({} rules)", fmt::join(names.begin(), names.begin() + kShown - 1, ", "), names.back(),
+                     names.size());
+}
+
+// One item of a node's children as printed: a single child, or a run of children that test the op of one
+// subject, each a different built-in op (printed as one switch).
+struct ChildItem {
+  std::vector<const DecisionNode*> nodes;
+  bool is_switch() const { return nodes.size() > 1; }
+};
+
+std::vector<ChildItem> child_items(const std::vector<std::unique_ptr<DecisionNode>>& children) {
+  std::vector<ChildItem> items;
+  auto case_of = [](const DecisionNode* node) -> const MatchStep* {
+    return node->step != nullptr && node->step->is_head_check() && !node->step->case_label.empty() ? node->step
+                                                                                                   : nullptr;
+  };
+  std::set<std::string> labels;  // of the run being built
+  for (const auto& child : children) {
+    const MatchStep* step = case_of(child.get());
+    const MatchStep* previous = items.empty() ? nullptr : case_of(items.back().nodes.back());
+    if (step != nullptr && previous != nullptr && step->subject == previous->subject &&
+        labels.count(step->case_label) == 0) {
+      items.back().nodes.push_back(child.get());
+      labels.insert(step->case_label);
+      continue;
+    }
+    items.push_back(ChildItem{{child.get()}});
+    labels.clear();
+    if (step != nullptr) labels.insert(step->case_label);
+  }
+  return items;
+}
+
+// Prints matcher code. `fail` is the statement that gives up on the current subtree.
+class CppPrinter {
+ public:
+  CppPrinter(CodeWriter& out, const DecisionTree::LeafComment& comment) : out_(out), comment_(comment) {}
+
+  void children(const std::vector<std::unique_ptr<DecisionNode>>& nodes, const std::string& fail) {
+    std::vector<ChildItem> items = child_items(nodes);
+    for (size_t i = 0; i < items.size(); ++i) {
+      // The last item gives up as its parent does; the others fall through to the next item.
+      bool last = i + 1 == items.size();
+      const std::string item_fail = last ? fail : "break;";
+      if (!last) {
+        out_.line("do {");
+        out_.indent();
+      }
+      if (items[i].is_switch()) {
+        switch_on_op(items[i], item_fail);
+      } else {
+        subtree(*items[i].nodes[0], item_fail, /*skip_first=*/false);
+      }
+      if (!last) {
+        out_.dedent();
+        out_.line("} while (false);");
+      }
+    }
+  }
+
+ private:
+  void switch_on_op(const ChildItem& item, const std::string& fail) {
+    const std::string& subject = item.nodes[0]->step->subject;
+    out_.line("if (!" + subject + "->is_call()) " + fail);
+    out_.line("switch (" + subject + "->op()) {");
+    out_.indent();
+    for (const DecisionNode* node : item.nodes) {
+      out_.line("case " + node->step->case_label + ": {");
+      out_.indent();
+      subtree(*node, "break;", /*skip_first=*/true);  // the case label is the head check
+      out_.line("break;");
+      out_.dedent();
+      out_.line("}");
+    }
+    out_.line("default:");
+    out_.indent();
+    out_.line("break;");
+    out_.dedent();
+    out_.dedent();
+    out_.line("}");
+  }
+
+  // A node's chain of single children, then its branches or its rule's tail.
+  void subtree(const DecisionNode& start, std::string fail, bool skip_first) {
+    if (start.rules.size() == 1) {
+      for (const std::string& line : comment_(*start.rules[0])) out_.line("// " + line);
+    } else if (start.step != nullptr) {
+      if (!comment_(*start.rules[0]).empty()) out_.line("// shared by " + rule_names(start.rules));
+    }
+    int loops = 0;
+    const DecisionNode* node = &start;
+    for (bool first = true;; first = false) {
+      if (node->leaf != nullptr) {
+        tail(*node->leaf, fail);
+        break;
+      }
+      if (node->step != nullptr && !(first && skip_first)) step(*node->step, fail, loops);
+      if (node->children.size() != 1) {
+        children(node->children, fail);
+        break;
+      }
+      node = node->children[0].get();
+    }
+    for (; loops > 0; --loops) {
+      out_.dedent();
+      out_.line("}");
+    }
+  }
+
+  void step(const MatchStep& step, std::string& fail, int& loops) {
+    switch (step.kind) {
+      case MatchStep::Kind::Check:
+        out_.line("if (" + step.text + ") " + fail);
+        break;
+      case MatchStep::Kind::Loop:
+        out_.line(step.text + " {");
+        out_.indent();
+        ++loops;
+        fail = "continue;";  // a later failure tries the other order
+        break;
+      case MatchStep::Kind::Define:
+      case MatchStep::Kind::Statement:
+      case MatchStep::Kind::Action:
+        out_.line(step.text);
+        break;
+    }
+  }
+
+  void tail(const RuleLeaf& leaf, std::string fail) {
+    int loops = 0;
+    for (const MatchStep& statement : leaf.tail) {
+      if (statement.kind == MatchStep::Kind::Action) {
+        out_.line(fmt::format("if ({}) return {};", statement.text, leaf.rule_index));
+      } else {
+        step(statement, fail, loops);
+      }
+    }
+    for (; loops > 0; --loops) {
+      out_.dedent();
+      out_.line("}");
+    }
+  }
+
+  CodeWriter& out_;
+  const DecisionTree::LeafComment& comment_;
+};
+
+// Prints the tree as indented text: shared steps under the rules that share them, branches, each rule's leaf.
+class PlanPrinter {
+ public:
+  explicit PlanPrinter(CodeWriter& out) : out_(out) {}
+
+  void children(const std::vector<std::unique_ptr<DecisionNode>>& nodes) {
+    for (const ChildItem& item : child_items(nodes)) {
+      if (!item.is_switch()) {
+        subtree(*item.nodes[0], false);
+        continue;
+      }
+      out_.line("switch on the op of " + item.nodes[0]->step->subject + ":");
+      out_.indent();
+      for (const DecisionNode* node : item.nodes) {
+        out_.line("case " + node->step->case_label + ":");
+        out_.indent();
+        subtree(*node, true);
+        out_.dedent();
+      }
+      out_.dedent();
+    }
+  }
+
+ private:
+  void subtree(const DecisionNode& start, bool skip_first) {
+    if (start.rules.size() == 1) {
+      out_.line(start.rules[0]->comment[0] + ":");
+    } else {
+      out_.line("shared by " + rule_names(start.rules) + ":");
+    }
+    out_.indent();
+    const DecisionNode* node = &start;
+    for (bool first = true;; first = false) {
+      if (node->leaf != nullptr) {
+        for (const MatchStep& statement : node->leaf->tail) step(statement);
+        out_.line(fmt::format("fires: rule index {}", node->leaf->rule_index));
+        break;
+      }
+      if (node->step != nullptr && !(first && skip_first)) step(*node->step);
+      if (node->children.size() != 1) {
+        children(node->children);
+        break;
+      }
+      node = node->children[0].get();
+    }
+    out_.dedent();
+  }
+
+  void step(const MatchStep& step) {
+    switch (step.kind) {
+      case MatchStep::Kind::Check:
+        out_.line(step.is_head_check() ? "check " + step.subject + " is " + step.head : "fail if " + step.text);
+        break;
+      case MatchStep::Kind::Define:
+        out_.line("let " + step.text);
+        break;
+      case MatchStep::Kind::Loop:
+        out_.line("loop " + step.text);
+        break;
+      case MatchStep::Kind::Statement:
+        out_.line("do " + step.text);
+        break;
+      case MatchStep::Kind::Action:
+        out_.line("act " + step.text);
+        break;
+    }
+  }
+
+  CodeWriter& out_;
+};
+
+}  // namespace
+
+void drop_unread_definitions(std::vector<MatchStep>& prefix, std::vector<MatchStep>& tail) {
+  auto read_after = [&](size_t at_prefix, size_t at_tail, const std::string& name) {
+    for (size_t i = at_prefix; i < prefix.size(); ++i) {
+      if (mentions(prefix[i].text, name)) return true;
+    }
+    for (size_t i = at_tail; i < tail.size(); ++i) {
+      if (mentions(tail[i].text, name)) return true;
+    }
+    return false;
+  };
+  // From the back, so that a definition read only by a dropped one goes too.
+  for (size_t i = tail.size(); i-- > 0;) {
+    if (tail[i].kind == MatchStep::Kind::Define && !tail[i].declares.empty() &&
+        !read_after(prefix.size(), i + 1, tail[i].declares)) {
+      tail.erase(tail.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  for (size_t i = prefix.size(); i-- > 0;) {
+    if (prefix[i].kind == MatchStep::Kind::Define && !prefix[i].declares.empty() &&
+        !read_after(i + 1, 0, prefix[i].declares)) {
+      prefix.erase(prefix.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+}
+
+namespace {
+
+bool is_loop(const MatchStep& step) { return step.kind == MatchStep::Kind::Loop; }
+
+// Value and literal checks after the structural steps, each level of loops on its own.
+void place_checks(std::vector<MatchStep>& steps) {
+  auto begin = steps.begin();
+  while (begin != steps.end()) {
+    auto end = std::find_if(begin, steps.end(), is_loop);
+    std::stable_sort(begin, end, [](const MatchStep& a, const MatchStep& b) { return a.placement < b.placement; });
+    begin = end == steps.end() ? end : end + 1;
+  }
+}
+
+}  // namespace
+
+void DecisionTree::add(std::vector<MatchStep> prefix, RuleLeaf rule) {
+  rule.position = leaves_.size();
+  leaves_.push_back(std::make_unique<RuleLeaf>(std::move(rule)));
+  const RuleLeaf* leaf = leaves_.back().get();
+  place_checks(prefix);
+  DecisionNode* node = &root_;
+  node->rules.push_back(leaf);
+  for (size_t at = 0; at < prefix.size(); ++at) {
+    // The steps that may run next: up to the first loop (or the loop itself).
+    const auto here = prefix.begin() + static_cast<std::ptrdiff_t>(at);
+    const auto movable_end = std::find_if(here, prefix.end(), is_loop);
+    auto find = [&](auto predicate) { return std::find_if(here, movable_end, predicate); };
+    DecisionNode* next = nullptr;
+    for (auto child = node->children.rbegin(); child != node->children.rend() && here != movable_end; ++child) {
+      const MatchStep* other = (*child)->step;
+      if (other == nullptr) break;
+      if (auto same = find([&](const MatchStep& step) { return step == *other; }); same != movable_end) {
+        std::rotate(here, same, same + 1);
+        next = child->get();
+        break;
+      }
+      // Another head on the same subject: this alternative and the child's rules exclude each other.
+      bool excludes = other->is_head_check() && find([&](const MatchStep& step) {
+                                                  return step.is_head_check() && step.subject == other->subject &&
+                                                         step.head != other->head;
+                                                }) != movable_end;
+      if (!excludes) break;
+    }
+    if (next == nullptr) {
+      steps_.push_back(std::make_unique<MatchStep>(std::move(prefix[at])));
+      node->children.push_back(std::make_unique<DecisionNode>());
+      next = node->children.back().get();
+      next->step = steps_.back().get();
+    }
+    node = next;
+    node->rules.push_back(leaf);
+  }
+  node->children.push_back(std::make_unique<DecisionNode>());
+  node->children.back()->leaf = leaf;
+  node->children.back()->rules.push_back(leaf);
+}
+
+void DecisionTree::print_cpp(CodeWriter& out, const LeafComment& comment) const {
+  CppPrinter(out, comment).children(root_.children, "return -1;");
+}
+
+void DecisionTree::print_plan(CodeWriter& out) const { PlanPrinter(out).children(root_.children); }
+
+}  // namespace dpl::compiler
