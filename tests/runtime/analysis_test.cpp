@@ -6,15 +6,12 @@
 #include <algorithm>
 
 #include "dpl/ir/builder.h"
+#include "tensor_types.h"
 
 namespace dpl {
 namespace {
 
-TypeRef f32(std::initializer_list<int64_t> extents) {
-  std::vector<Dim> dims;
-  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
-  return Type::tensor(DType::Float32, dims);
-}
+using test::f32;
 
 // softmax(x * scale + y) with the given binding prefix, scale and softmax axis.
 void build(Function& f, const std::string& prefix, double scale = 0.125, int64_t axis = -1,

@@ -8,20 +8,16 @@
 #include <vector>
 
 #include "dpl/ir/builder.h"
+#include "tensor_types.h"
 
 namespace dpl {
 namespace {
 
-// A float32 tensor of static shape (Builder takes types, not extents).
-TypeRef shaped(std::vector<int64_t> extents) {
-  std::vector<Dim> dims;
-  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
-  return Type::tensor(DType::Float32, dims);
-}
+using test::f32;
 
 // conv2d(x, a new weight parameter), padded so that the output keeps x's height and width.
 Node* conv(Builder& b, Node* x, const std::string& weight) {
-  return b.call("nn.conv2d", {x, b.param(weight, shaped({3, 3, 3, 3}))}, {{"padding", std::vector<int64_t>{1, 1}}});
+  return b.call("nn.conv2d", {x, b.param(weight, f32({3, 3, 3, 3}))}, {{"padding", std::vector<int64_t>{1, 1}}});
 }
 
 // The seed's diamond: conv2d feeds relu and leaky_relu, whose results are added.
@@ -34,7 +30,7 @@ struct Diamond {
 
   Diamond() {
     Builder b(f);
-    conv2d = conv(b, b.param("x", shaped({1, 3, 8, 8})), "w");
+    conv2d = conv(b, b.param("x", f32({1, 3, 8, 8})), "w");
     relu = b.call("nn.relu", {conv2d});
     leaky = b.call("nn.leaky_relu", {conv2d});
     sum = b.call("add", {relu, leaky});
@@ -64,7 +60,7 @@ TEST(Dominators, FindsTheParentOfADiamond) {
 TEST(Dominators, ParentDirectlyBelowTheChild) {
   Function f("main");
   Builder b(f);
-  Node* c = conv(b, b.param("x", shaped({1, 3, 8, 8})), "w");
+  Node* c = conv(b, b.param("x", f32({1, 3, 8, 8})), "w");
   Node* sum = b.call("add", {c, c});
   b.output(sum);
   EXPECT_EQ(parent_of(f, sum, {}), c);
@@ -91,7 +87,7 @@ TEST(Dominators, PathNodeIsTheOutput) {
 TEST(Dominators, TwoParentsOrAWalkEndingAtAParameter) {
   Function f("main");
   Builder b(f);
-  Node* x = b.param("x", shaped({1, 3, 8, 8}));
+  Node* x = b.param("x", f32({1, 3, 8, 8}));
   Node* left = b.call("nn.relu", {conv(b, x, "w")});
   Node* two_parents = b.call("add", {left, b.call("nn.relu", {conv(b, x, "v")})});
   Node* at_param = b.call("add", {b.call("nn.relu", {conv(b, x, "u")}), b.call("nn.relu", {x})});

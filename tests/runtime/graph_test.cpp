@@ -6,15 +6,12 @@
 
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
+#include "tensor_types.h"
 
 namespace dpl {
 namespace {
 
-TypeRef f32(std::initializer_list<int64_t> extents) {
-  std::vector<Dim> dims;
-  for (int64_t extent : extents) dims.push_back(Dim::fixed(extent));
-  return Type::tensor(DType::Float32, dims);
-}
+using test::f32;
 
 size_t count_of(std::span<Node* const> list, const Node* node) {
   return static_cast<size_t>(std::count(list.begin(), list.end(), node));
