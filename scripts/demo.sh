@@ -30,11 +30,12 @@ for example_dir in "$root"/examples/*/; do
   for rules in "$example_dir"*.dpl; do
     [[ -e "$rules" ]] || continue
     stem=$(basename "$rules" .dpl)
-    passes=$(sed -nE 's/^[[:space:]]*pass[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | paste -sd, -)
+    passes=$(sed -nE 's/^[[:space:]]*pass[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*("[^"]*")?[[:space:]]*[{].*/\1/p' "$rules" |
+      paste -sd, -)  # pass blocks, not a test's `pass NAME;`
     [[ -n "$passes" ]] || continue
     if [[ "$example" == models ]]; then model_passes+=("$passes"); fi
     # A file that declares a pipeline (seed001: partition, then rewrite) is run through it.
-    pipeline_name=$(sed -nE 's/^[[:space:]]*pipeline[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | head -n 1)
+    pipeline_name=$(sed -nE 's/^[[:space:]]*pipeline[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | awk 'NR == 1')
     [[ -n "$pipeline_name" ]] && passes=$pipeline_name
     input="$example_dir$stem.input.relax"
     expected="$example_dir$stem.expected.relax"
@@ -83,7 +84,8 @@ if [[ -e "$resnet" ]]; then
   "$dpl_opt" -p models_partition_conv_bn "$resnet" --stats -o "$build_dir/demo-model.relax"
   section "main's first bindings, then the first composite function"
   grep -m 6 -E '^[[:space:]]+[A-Za-z_][A-Za-z0-9_]*: .+ = ' "$build_dir/demo-model.relax" | cut -c 1-160
-  sed -n '/R.function(private=True)/,/return/p' "$build_dir/demo-model.relax" | head -n 12 | cut -c 1-160
+  # awk reads to the end (head would close the pipe early, and pipefail would fail the demo on sed's SIGPIPE).
+  sed -n '/R.function(private=True)/,/return/p' "$build_dir/demo-model.relax" | awk 'NR <= 12' | cut -c 1-160
   printf '%s composite functions\n' "$(grep -c '"Composite"' "$build_dir/demo-model.relax")"
 fi
 # An ONNX network fetched from npm by scripts/fetch-models.sh (via bootstrap.sh), imported (docs/importers.md).
