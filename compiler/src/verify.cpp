@@ -15,6 +15,7 @@
 
 #include "dpl/compiler/compile.h"
 #include "dpl/compiler/rule_interpreter.h"
+#include "dpl/interp/equivalence.h"
 #include "dpl/interp/interpreter.h"
 #include "dpl/ir/graph.h"
 #include "dpl/rewrite/driver.h"
@@ -449,9 +450,10 @@ Tolerance verify_tolerance(DType dtype) {
   return default_tolerance(dtype);
 }
 
-DType first_dtype(const Value& value) {
-  if (value.is_tensor()) return value.tensor().dtype();
-  for (const Value& field : value.fields()) return first_dtype(field);
+// The dtype of the first tensor of `type` (float32 when it holds none): the tolerance follows it.
+DType first_dtype(const Type& type) {
+  if (type.is_tensor()) return type.dtype();
+  for (const TypeRef& field : type.fields()) return first_dtype(*field);
   return DType::Float32;
 }
 
@@ -476,21 +478,25 @@ struct SeedComparison {
 };
 
 SeedComparison compare_on_seeds(const Function& before, const Function& after, const VerifyOptions& options) {
-  Interpreter evaluator;
-  std::string shapes = instance_shapes(before);
+  const std::string shapes = instance_shapes(before);
+  const Tolerance tolerance = verify_tolerance(first_dtype(*before.output()->type()));
   for (uint64_t seed : options.seeds) {
-    InputsResult inputs = random_inputs(before, seed);
-    if (!inputs.ok()) return {SeedComparison::Kind::BeforeFails, shapes + ": " + inputs.error};
-    EvalResult expected = evaluator.evaluate(before, inputs.tensors);
-    if (!expected.ok()) return {SeedComparison::Kind::BeforeFails, shapes + ": " + expected.error};
-    EvalResult actual = evaluator.evaluate(after, inputs.tensors);
-    if (!actual.ok()) return {SeedComparison::Kind::AfterFails, shapes + ": " + actual.error};
-    ValueComparison comparison = compare(actual.value, expected.value, verify_tolerance(first_dtype(expected.value)));
-    if (!comparison) {
-      std::string difference = comparison.worst.mismatch.empty()
-                                   ? fmt::format("max |difference| = {:.6g}", comparison.worst.max_abs_error)
-                                   : comparison.worst.mismatch;
-      return {SeedComparison::Kind::Different, fmt::format("{} at shapes {}, seed {}", difference, shapes, seed)};
+    const EquivalenceResult result = compare_on_random_inputs(nullptr, before, nullptr, after, seed, {}, tolerance);
+    switch (result.kind) {
+      case EquivalenceResult::Kind::Equal:
+        break;
+      case EquivalenceResult::Kind::InputsFail:
+      case EquivalenceResult::Kind::BeforeFails:
+        return {SeedComparison::Kind::BeforeFails, shapes + ": " + result.error};
+      case EquivalenceResult::Kind::AfterFails:
+        return {SeedComparison::Kind::AfterFails, shapes + ": " + result.error};
+      case EquivalenceResult::Kind::Different: {
+        const ValueComparison& comparison = result.comparison;
+        std::string difference = comparison.worst.mismatch.empty()
+                                     ? fmt::format("max |difference| = {:.6g}", comparison.worst.max_abs_error)
+                                     : comparison.worst.mismatch;
+        return {SeedComparison::Kind::Different, fmt::format("{} at shapes {}, seed {}", difference, shapes, seed)};
+      }
     }
   }
   return {SeedComparison::Kind::Equal, shapes};
