@@ -11,6 +11,7 @@
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/text/tvmscript.h"
 
 namespace dpl {
 namespace {
@@ -186,6 +187,73 @@ TEST(Driver, RewritesALongChainInOneSweep) {
   EXPECT_EQ(result.stats.nodes_visited, static_cast<uint64_t>(2 * kLength));
   EXPECT_EQ(result.stats.nodes_removed, static_cast<uint64_t>(kLength));
   for (const Node* node : function.nodes()) EXPECT_FALSE(node->is_call_of(op::add));
+  EXPECT_EQ(verify(function), "");
+}
+
+TEST(Driver, RightHandSidesShareTheScalarsTheyBuildAndPrintAsBefore) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(kAddSelfPass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  const Node* outer = graph.function.output();
+  const Node* two = outer->operand(1);
+  EXPECT_EQ(outer->operand(0)->operand(1), two);
+  EXPECT_EQ(two->num_users(), 2u);
+
+  // The same graph with a constant per use prints the same text.
+  Function unshared("main");
+  Builder b(unshared);
+  Node* x2 = b.call("multiply", {b.param("x", tensor_type({16, 16})), b.scalar(2.0)});
+  x2->set_name("x2");
+  Node* x4 = b.call("multiply", {x2, b.scalar(2.0)});
+  x4->set_name("x4");
+  b.output(x4);
+  EXPECT_EQ(print_function(graph.function), print_function(unshared));
+}
+
+TEST(Driver, StartsANewSharedScalarWhenOneHasTheMostUses) {
+  const size_t length = Rewriter::kMaxScalarUses + 1;
+  Function function("main");
+  Builder b(function);
+  Node* value = b.param("x", tensor_type({4}));
+  for (size_t i = 0; i < length; ++i) value = b.call("add", {value, value});
+  b.output(value);
+
+  const PassResult result = run_pass(kAddSelfPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  std::vector<const Node*> constants;
+  for (const Node* node : function.nodes()) {
+    if (node->kind() == NodeKind::Constant) constants.push_back(node);
+  }
+  ASSERT_EQ(constants.size(), 2u);
+  EXPECT_EQ(constants[0]->num_users(), Rewriter::kMaxScalarUses);
+  EXPECT_EQ(constants[1]->num_users(), 1u);
+}
+
+// rule scale_exp: exp(x) => multiply(x, const(5.0)), declined at nodes named "decline" after building the
+// constant (which the driver then removes as unused).
+constexpr RuleInfo kScaleExpRules[] = {{"scale_exp", "scale.dpl:1"}};
+int match_scale_exp(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* five = rewriter.scalar(5.0, DType::Float32);
+  if (root->name() == "decline") return -1;
+  Node* product = rewriter.call(op::multiply, {root->operand(0), five});
+  return product != nullptr && rewriter.replace(root, product) ? 0 : -1;
+}
+const PassDef kScaleExpPass{"test_scale_exp", "exp(x) => x * 5", "scale.dpl", kScaleExpRules, match_scale_exp};
+
+TEST(Driver, NeverHandsOutASharedScalarThatWasRemoved) {
+  Function function("main");
+  Builder b(function);
+  Node* declined = b.call("exp", {b.param("x", tensor_type({4}))});
+  declined->set_name("decline");
+  b.output(b.call("exp", {declined}));
+
+  const PassResult result = run_pass(kScaleExpPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  const Node* five = function.output()->operand(1);
+  EXPECT_TRUE(is_scalar_constant(five, 5.0));
+  EXPECT_FALSE(five->is_dead());
   EXPECT_EQ(verify(function), "");
 }
 

@@ -6,6 +6,7 @@
 
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
+#include "dpl/text/tvmscript.h"
 #include "tensor_types.h"
 
 namespace dpl {
@@ -28,6 +29,20 @@ class Graph : public ::testing::Test {
   Node* named(Node* node, const std::string& name) {
     node->set_name(name);
     return node;
+  }
+  // x -> a = exp(x) -> c = tanh(a) -> d = negative(c), d the output, compacted.
+  struct Chain {
+    Node *x, *a, *c, *d;
+  };
+  Chain compacted_chain() {
+    Chain chain;
+    chain.x = named(b.param("x", f32({4})), "x");
+    chain.a = named(b.call("exp", {chain.x}), "a");
+    chain.c = named(b.call("tanh", {chain.a}), "c");
+    chain.d = named(b.call("negative", {chain.c}), "d");
+    b.output(chain.d);
+    f.compact();
+    return chain;
   }
   Function f{"main"};
   Builder b{f};
@@ -181,12 +196,7 @@ TEST_F(Graph, CompactPullsNewNodesBeforeTheirUsers) {
 
 TEST_F(Graph, CompactAfterEagerErasePullsLateOperandsForward) {
   // What a pass leaves: the replaced node erased at once, so compact() takes its one-walk path.
-  Node* x = named(b.param("x", f32({4})), "x");
-  Node* a = named(b.call("exp", {x}), "a");
-  Node* c = named(b.call("tanh", {a}), "c");
-  Node* d = named(b.call("negative", {c}), "d");
-  b.output(d);
-  f.compact();
+  auto [x, a, c, d] = compacted_chain();
   Node* n1 = named(b.call("log", {x}), "n1");
   Node* n2 = named(b.call("sigmoid", {n1}), "n2");
   f.replace_all_uses(c, n2);
@@ -284,6 +294,114 @@ TEST_F(Graph, CompactHandlesDeepGraphsIteratively) {
   EXPECT_EQ(f.nodes().back(), a);
   EXPECT_TRUE(placeholder->is_dead());
   EXPECT_EQ(verify(f), "");
+}
+
+// compact() finds nodes left without a user from what changed, not by reading every node: each way a live node
+// can end up unused is checked here (the one-walk path would keep such a node).
+TEST_F(Graph, CompactRemovesANodeThatReplaceAllUsesLeftUnused) {
+  auto [x, a, c, d] = compacted_chain();
+  f.replace_all_uses(c, a);  // no erase_unused(c): c stays live without a user; the order stays topological
+  EXPECT_TRUE(f.order_is_topological());
+  f.compact();
+  EXPECT_TRUE(c->is_dead());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "a", "d"}));
+  EXPECT_EQ(verify(f), "");
+
+  Node* n = named(b.call("log", {x}), "n");
+  f.replace_all_uses(a, n);  // now a (and nothing else) is unused, and d uses a node listed after it
+  f.compact();
+  EXPECT_TRUE(a->is_dead());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "n", "d"}));
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, CompactRemovesNewNodesThatNeverGotAUser) {
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  b.output(a);
+  f.compact();
+  Node* orphan = named(b.call("log", {x}), "orphan");
+  Node* orphan_user = named(b.call("sqrt", {orphan}), "orphan_user");
+  f.compact();
+  EXPECT_TRUE(orphan->is_dead());
+  EXPECT_TRUE(orphan_user->is_dead());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "a"}));
+  EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, CompactDropsTheChainOfAReplacedOutput) {
+  auto [x, a, c, d] = compacted_chain();
+  f.set_output(c);  // d never had a user
+  f.compact();
+  EXPECT_TRUE(d->is_dead());
+  EXPECT_EQ(c->num_users(), 0u);  // c had a user once: its use list is empty, not absent
+  f.set_output(a);
+  f.compact();
+  EXPECT_TRUE(c->is_dead());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "a"}));
+
+  Node* other = named(b.call("log", {x}), "other");
+  f.set_output(other);
+  f.compact();
+  EXPECT_TRUE(a->is_dead());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "other"}));
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST_F(Graph, RepeatedCompactionsOfStaleOrdersStayTopological) {
+  // Parameters interleaved with calls, and two rounds in which an older node listed later replaces an operand
+  // (erased at once, as a pass does): each round reorders, so marks left over from the first would show.
+  Node* x = named(b.param("x", f32({4})), "x");
+  Node* a = named(b.call("exp", {x}), "a");
+  Node* c = named(b.call("tanh", {a}), "c");
+  Node* y = named(b.param("y", f32({4})), "y");
+  Node* l1 = named(b.call("log", {y}), "l1");
+  Node* l2 = named(b.call("abs", {y}), "l2");
+  Node* d = named(b.call("add", {c, l1}), "d");
+  Node* e = named(b.call("multiply", {d, l2}), "e");
+  b.output(e);
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "y", "a", "c", "l1", "l2", "d", "e"}));
+
+  f.replace_all_uses(a, l1);
+  EXPECT_EQ(f.erase_unused(a), 1u);
+  EXPECT_FALSE(f.order_is_topological());
+  f.compact();
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "y", "l1", "c", "l2", "d", "e"}));
+  EXPECT_EQ(verify(f), "");
+
+  f.replace_all_uses(l1, l2);
+  EXPECT_EQ(f.erase_unused(l1), 1u);
+  EXPECT_FALSE(f.order_is_topological());
+  f.compact();
+  EXPECT_TRUE(f.order_is_topological());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "y", "l2", "c", "d", "e"}));
+  EXPECT_EQ(f.num_live_nodes(), 6u);
+  EXPECT_EQ(verify(f), "");
+}
+
+TEST(GraphFromText, CompactRemovesAnUnusedBindingOfAReadGraph) {
+  const std::string text =
+      "@R.function\n"
+      "def main(x: R.Tensor((4,), \"float32\")) -> R.Tensor((4,), \"float32\"):\n"
+      "    with R.dataflow():\n"
+      "        unused = R.exp(x)\n"
+      "        y = R.tanh(x)\n"
+      "        R.output(y)\n"
+      "    return y\n";
+  SourceFile source("unused.relax", text);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = read_module(source, diags);
+  ASSERT_NE(module, nullptr) << diags.str();
+  Function& main = *module->functions()[0];
+  ASSERT_EQ(main.nodes().size(), 3u);
+  Node* unused = main.nodes()[1];
+  ASSERT_EQ(unused->name(), "unused");
+  main.compact();
+  EXPECT_TRUE(unused->is_dead());
+  EXPECT_EQ(names(main), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(verify(main), "");
 }
 
 TEST_F(Graph, FunctionMetadata) {

@@ -22,6 +22,12 @@ namespace {
 constexpr size_t kArenaBlock = 512;
 static_assert(sizeof(void*) != 8 || sizeof(Node) == 128, "a node is two cache lines (graph.h)");
 
+// Bits of Function::node_states_: what compaction knows of a node without reading the node.
+constexpr uint8_t kDeadState = 1;
+constexpr uint8_t kLateUserState = 2;
+constexpr uint8_t kParamState = 4;
+constexpr uint8_t kEmitted = 8;  // compaction's mark: already in the new order
+
 // Attribute lists are interned by representation: doubles compare bit for bit, so -0.0 and 0.0 (equal as values)
 // keep their own lists and print as given, and a NaN attribute is found again.
 size_t hash_attr(const AttrValue& value) {
@@ -199,6 +205,8 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
 void Function::add_use(Node* value, Node* user) {
   detail::UseList& uses = value->users_;
   if (uses.size == uses.capacity) {
+    // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
+    if (uses.capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
     const uint32_t capacity = uses.capacity == 0 ? 1 : uses.capacity * 2;
     Node** data = use_pool_->take(capacity);
     std::copy_n(uses.data, uses.size, data);
@@ -218,6 +226,7 @@ void Function::release_uses(Node* node) {
 Node* Function::add_param(std::string name, TypeRef type) {
   Node* node = new_node(NodeKind::Param, type, {});
   node->name_ = std::move(name);
+  state_of(node->id_) |= kParamState;
   params_.push_back(node);
   return node;
 }
@@ -312,8 +321,24 @@ Node* Function::add_func_call(std::string callee, std::span<Node* const> args, T
 }
 
 void Function::set_output(Node* output) {
+  if (output_ != nullptr && output_ != output && output_->users_.size == 0) maybe_unused_.push_back(output_);
   output_ = output;
   compacted_ = false;
+}
+
+uint8_t& Function::state_of(uint32_t id) {
+  if (id >= node_states_.size()) node_states_.resize(next_id_, 0);
+  return node_states_[id];
+}
+
+void Function::set_dead(Node* node) {
+  node->dead_ = true;
+  dead_ids_.push_back(node->id_);
+}
+
+void Function::record_dead_states() {
+  for (uint32_t id : dead_ids_) node_states_[id] |= kDeadState;
+  dead_ids_.clear();
 }
 
 size_t Function::num_live_nodes() const { return order_.size() - dead_in_order_; }
@@ -343,6 +368,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
     }
   }
   users.size = kept;
+  if (kept == 0) maybe_unused_.push_back(old_value);
   if (output_ == old_value) output_ = replacement;
 }
 
@@ -386,7 +412,10 @@ size_t Function::erase_unused(Node* node) {
     if (candidate == nullptr || candidate->dead_ || candidate->users_.size != 0 || candidate == output_ ||
         candidate->kind_ == NodeKind::Param)
       continue;
-    candidate->dead_ = true;
+    if (candidate->users_.data == nullptr) ++never_used_dead_;
+    // A rewrite replaces a node, then erases it: the replacement listed it as maybe unused a moment ago.
+    if (!maybe_unused_.empty() && maybe_unused_.back() == candidate) maybe_unused_.pop_back();
+    set_dead(candidate);
     ++removed;
     for (Node* operand : candidate->operands()) {
       drop_use(operand->users_, candidate);
@@ -400,13 +429,9 @@ size_t Function::erase_unused(Node* node) {
   return removed;
 }
 
-namespace {
-// compact()'s mark per node id: already in the new order.
-constexpr uint8_t kEmitted = 1;
-}  // namespace
-
 void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
-                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order) {
+                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
+                                   std::vector<uint32_t>& order_ids) {
   emitted[root->id_] |= kEmitted;
   dfs.emplace_back(root, 0);  // node, next operand to visit (iterative: graphs are deep)
   while (!dfs.empty()) {
@@ -420,6 +445,7 @@ void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
       continue;
     }
     order.push_back(node);
+    order_ids.push_back(node->id_);
     dfs.pop_back();
   }
 }
@@ -427,69 +453,138 @@ void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
 void Function::compact() {
   // A pass that rewrote nothing need not walk the graph again (pipelines run many passes that find nothing).
   if (compacted_) return;
+  node_states_.resize(next_id_, 0);
+  record_dead_states();
+  for (Node* user : late_users_) node_states_[user->id_] |= kLateUserState;
+  if (!order_by_id_) {
+    order_ids_.reserve(order_.size());
+    for (uint32_t id = appended_from_id_; id < next_id_; ++id) order_ids_.push_back(id);
+  }
   if (!compact_if_all_used()) compact_unreachable();
-  for (Node* user : late_users_) user->late_user_ = false;
+  record_dead_states();  // what compact_unreachable() removed
+  for (Node* user : late_users_) {
+    user->late_user_ = false;
+    node_states_[user->id_] &= static_cast<uint8_t>(~kLateUserState);
+  }
   late_users_.clear();
+  maybe_unused_.clear();
   appended_from_id_ = next_id_;
   dead_in_order_ = 0;
   order_stale_ = false;
   compacted_ = true;
 }
 
+// Node i of block b has id b * kArenaBlock + i: new_node() takes the next slot and the next id together.
+Node* Function::node_with_id(uint32_t id) const { return arena_[id / kArenaBlock] + id % kArenaBlock; }
+
+template <typename Visit>
+void Function::for_each_listed_id(Visit visit) const {
+  if (order_by_id_) {
+    for (uint32_t id = 0; id < next_id_; ++id) visit(id);
+  } else {
+    for (uint32_t id : order_ids_) visit(id);
+  }
+}
+
+void Function::set_order_ids(std::vector<uint32_t>&& ids) {
+  const size_t params = std::min(params_.size(), ids.size());
+  order_by_id_ = std::is_sorted(ids.begin() + static_cast<std::ptrdiff_t>(params), ids.end());
+  if (order_by_id_) {
+    order_ids_.clear();
+  } else {
+    order_ids_ = std::move(ids);
+  }
+}
+
+// Without reading the nodes: a live node without a user either never had one (counted: every node created is
+// counted once, at its first user or at its removal, unless it is a parameter), or lost its users in
+// replace_all_uses() or set_output() (listed in maybe_unused_); erase_unused() removes every other node it leaves
+// without users, and compact() leaves none behind.
+bool Function::may_hold_unused_node() const {
+  const int64_t never_used =
+      static_cast<int64_t>(next_id_) - static_cast<int64_t>(params_.size()) - first_used_ - never_used_dead_;
+  const bool output_never_used = output_->kind_ != NodeKind::Param && output_->users_.data == nullptr;
+  if (never_used != (output_never_used ? 1 : 0)) return true;
+  return std::any_of(maybe_unused_.begin(), maybe_unused_.end(), [this](const Node* node) {
+    return !node->dead_ && node->users_.size == 0 && node->kind_ != NodeKind::Param && node != output_;
+  });
+}
+
 // After a rewrite pass erase_unused() has already removed every node a rewrite orphaned, so every live node but
 // the parameters and the output has a user. Then the output depends on all of them (the graph is acyclic) and
 // one walk over the order suffices: it drops the dead, and only the late users (nodes that a replacement gave an
 // operand listed after them) pull their late operands in before them; everyone else's operands come earlier.
+// The walk reads node ids and states, not the nodes, except the late users (and their operands) and the parameters.
 bool Function::compact_if_all_used() {
-  if (output_ == nullptr || output_->dead_) return false;
-  if (!order_stale_) return compact_in_place();
+  if (output_ == nullptr || output_->dead_ || may_hold_unused_node()) return false;
+  if (!order_stale_) {
+    compact_in_place();
+    return true;
+  }
   std::vector<Node*> order;
+  std::vector<uint32_t> ids;
   order.reserve(order_.size() - dead_in_order_);
-  std::vector<uint8_t> emitted(next_id_, 0);  // per node id: kEmitted once in `order`
+  ids.reserve(order.capacity());
   std::vector<std::pair<Node*, size_t>> dfs;
+  // kEmitted marks go to node_states_ (no fresh array per compact), and are cleared from the new order's ids.
   for (Node* param : params_) {
-    emitted[param->id_] = kEmitted;
+    node_states_[param->id_] |= kEmitted;
     order.push_back(param);
+    ids.push_back(param->id_);
   }
-  for (Node* node : order_) {
-    if (node->dead_ || node->kind_ == NodeKind::Param) continue;
-    if (node->users_.size == 0 && node != output_) return false;  // unreachable: needs compact_unreachable()
-    if (emitted[node->id_] & kEmitted) {
-      continue;  // pulled in before a late user
-    } else if (node->late_user_) {
-      emit_after_operands(node, emitted, dfs, order);
+  for_each_listed_id([&](uint32_t id) {
+    const uint8_t state = node_states_[id];
+    if (state & (kDeadState | kParamState | kEmitted)) return;  // kEmitted: pulled in before a late user
+    if (state & kLateUserState) {
+      emit_after_operands(node_with_id(id), node_states_, dfs, order, ids);
     } else {
-      emitted[node->id_] = kEmitted;
-      order.push_back(node);
+      node_states_[id] = state | kEmitted;
+      order.push_back(node_with_id(id));
+      ids.push_back(id);
     }
-  }
+  });
+  for (uint32_t id : ids) node_states_[id] &= static_cast<uint8_t>(~kEmitted);
   order_ = std::move(order);
+  set_order_ids(std::move(ids));
   return true;
 }
 
 // The order is topological, so every live node may stay where it is: the non-parameters move down over the dead
 // (and the parameters), then the parameters go in front, unless they lead the order already (as compact() left
-// them: rewrites only append), which spares moving the whole order. A pass that rewrote little thus costs one
-// sequential walk and no allocation (a fresh order of a 10^6-node graph is 8 MB of page faults).
-bool Function::compact_in_place() {
+// them: rewrites only append). A pass that rewrote little thus costs one sequential walk over the node states
+// (and ids) and no allocation (a fresh order of a 10^6-node graph is 8 MB of page faults); one that removed
+// nothing costs nothing.
+void Function::compact_in_place() {
   size_t leading = 0;
   while (leading < params_.size() && leading < order_.size() && order_[leading] == params_[leading]) ++leading;
+  // Each parameter is listed once: when they all lead, none comes later.
   const bool params_lead = leading == params_.size();
+  if (params_lead && dead_in_order_ == 0) return;
+  if (order_by_id_) {  // the same order, rebuilt from the states alone
+    if (!params_lead) std::copy(params_.begin(), params_.end(), order_.begin());
+    size_t kept = params_.size();
+    for (uint32_t id = 0; id < next_id_; ++id) {
+      if (!(node_states_[id] & (kDeadState | kParamState))) order_[kept++] = node_with_id(id);
+    }
+    order_.resize(kept);
+    return;
+  }
   size_t kept = params_lead ? leading : 0;
   for (size_t i = kept; i < order_.size(); ++i) {
-    if (i + detail::kPrefetchDistance < order_.size()) __builtin_prefetch(order_[i + detail::kPrefetchDistance]);
-    Node* node = order_[i];
-    if (node->dead_ || node->kind_ == NodeKind::Param) continue;
-    if (node->users_.size == 0 && node != output_) {
-      // Unreachable: compact_unreachable() takes over; it gets the parameters from params_ and skips the dead.
-      order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(kept), order_.begin() + static_cast<std::ptrdiff_t>(i));
-      return false;
-    }
-    order_[kept++] = node;
+    const uint32_t id = order_ids_[i];
+    if (node_states_[id] & (kDeadState | kParamState)) continue;
+    order_[kept] = order_[i];
+    order_ids_[kept] = id;
+    ++kept;
   }
   order_.resize(kept);
-  if (!params_lead) order_.insert(order_.begin(), params_.begin(), params_.end());
-  return true;
+  order_ids_.resize(kept);
+  if (params_lead) return;
+  order_.insert(order_.begin(), params_.begin(), params_.end());
+  std::vector<uint32_t> param_ids;
+  param_ids.reserve(params_.size());
+  for (const Node* param : params_) param_ids.push_back(param->id_);
+  order_ids_.insert(order_ids_.begin(), param_ids.begin(), param_ids.end());
 }
 
 // The general case: removes what the output does not depend on, then rebuilds the order.
@@ -518,7 +613,8 @@ void Function::compact_unreachable() {
   std::vector<Node*> touched;
   for (Node* node : order_) {
     if (reachable[node->id_] || node->dead_) continue;
-    node->dead_ = true;
+    if (node->users_.data == nullptr) ++never_used_dead_;
+    set_dead(node);
     for (Node* operand : node->operands()) {
       if (reachable[operand->id_] == 1) {
         reachable[operand->id_] = 2;  // live, and its use list holds dead users
@@ -541,17 +637,21 @@ void Function::compact_unreachable() {
 
   // 3. The new order: parameters, then the old order with any operand that comes too late pulled in first.
   std::vector<Node*> order;
+  std::vector<uint32_t> ids;
   order.reserve(order_.size());
+  ids.reserve(order_.size());
   std::vector<uint8_t> emitted(id_count, 0);
   for (Node* param : params_) {
     emitted[param->id_] = kEmitted;
     order.push_back(param);
+    ids.push_back(param->id_);
   }
   std::vector<std::pair<Node*, size_t>> dfs;
   for (Node* root : order_) {
-    if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order);
+    if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order, ids);
   }
   order_ = std::move(order);
+  set_order_ids(std::move(ids));
 }
 
 const AttrValue* Function::find_attr(std::string_view key) const {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -157,11 +158,25 @@ Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands) {
   return call(op, operands, AttrList{});  // empty: the op's defaults, interned by the function
 }
 
+// Right-hand sides build the same few scalars again and again (`x * 2.0` per rewrite): sharing them spares each
+// rewrite a node, its Literal and their page faults. Constants print inline, so the text does not change (one
+// that is the output has no other users after compact(): nothing else is reachable from it). The cap keeps a
+// constant from becoming a hub (removing a user searches the use list); a dead one is never handed out.
 Node* Rewriter::scalar(double value, DType dtype) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  const uint64_t hash = (bits ^ static_cast<uint64_t>(dtype)) * 0x9E3779B97F4A7C15u;
+  SharedScalar& shared = shared_scalars_[(hash >> 32) % shared_scalars_.size()];
+  Node* node = shared.node;
+  if (node != nullptr && shared.bits == bits && shared.dtype == dtype && !node->is_dead() &&
+      node->kind() == NodeKind::Constant && node->num_users() < kMaxScalarUses) {
+    return node;
+  }
   Literal literal;
   literal.dtype = dtype;
   literal.values.push_back(value);
-  return function_.add_constant(std::move(literal));
+  node = function_.add_constant(std::move(literal));
+  shared = {dtype, bits, node};
+  return node;
 }
 
 Node* Rewriter::shape(std::vector<Dim> dims) { return function_.add_shape(std::move(dims)); }

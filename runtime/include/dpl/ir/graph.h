@@ -199,13 +199,30 @@ class Function {
   // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
   // (then the general path finishes the job).
   bool compact_if_all_used();
-  bool compact_in_place();  // compact_if_all_used() for a topological order: drops the dead without allocating
+  void compact_in_place();  // compact_if_all_used() for a topological order: drops the dead without allocating
+  // Whether some live node other than the parameters and the output may have no user (then it is unreachable).
+  bool may_hold_unused_node() const;
+  // The node's bits in node_states_ (graph.cpp), which grows to cover every id on demand.
+  uint8_t& state_of(uint32_t id);
+  // Marks the node removed: Node::dead_ now, its state bit at the next compaction (from dead_ids_), so that a
+  // rewrite does not pay a scattered write per removed node.
+  void set_dead(Node* node);
+  void record_dead_states();  // moves dead_ids_ into node_states_
+  // The node of that id, found in the arena (node ids are arena slots) without reading any node.
+  Node* node_with_id(uint32_t id) const;
+  // Calls visit(id) for every node id order_ lists, in its order (and, when order_by_id_, for the ids of nodes
+  // removed by earlier compactions too: their state says dead).
+  template <typename Visit>
+  void for_each_listed_id(Visit visit) const;
+  // Takes the ids of a rebuilt order_ (parameters first): kept, or dropped when the order is by id.
+  void set_order_ids(std::vector<uint32_t>&& ids);
   // Whether `replacement` is surely listed before `user` (a user of `old_value`) in order_.
   bool listed_before(const Node* replacement, const Node* user, const Node* old_value) const;
   void compact_unreachable();  // compact() when some live node may be unreachable from the output
   // Appends `root` to `order` after those of its operands (transitively) not emitted yet, marking them.
   static void emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
-                                  std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order);
+                                  std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
+                                  std::vector<uint32_t>& order_ids);
 
   std::string name_;
   // Nodes live in blocks of the same size (stable addresses, one allocation per block), constructed when taken and
@@ -233,6 +250,22 @@ class Function {
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
   uint32_t appended_from_id_ = 0;
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
+  // What compaction reads instead of the nodes, a few bytes per node rather than a cache line each:
+  //  * per node id, its state bits (dead, late user, parameter; graph.cpp);
+  //  * which node order_ lists where. While order_by_id_ (as built, and after every compaction that reordered
+  //    nothing) order_ lists the nodes other than the parameters in id order, so that a walk over the ids of
+  //    node_states_ is a walk over order_. Otherwise order_ids_ holds the ids of order_, position by position,
+  //    as of the last compact(); the nodes appended since follow with ids appended_from_id_, ... in order.
+  std::vector<uint8_t> node_states_;
+  std::vector<uint32_t> dead_ids_;  // removed since node_states_ last said so
+  bool order_by_id_ = true;
+  std::vector<uint32_t> order_ids_;
+  // Who may be live without a user, without a sweep over the nodes: nodes whose use list was emptied since the
+  // last compact() outside erase_unused() (which removes such nodes itself), and the count of non-parameter
+  // nodes that never had a user (a new node has none until add_use() gives it its first).
+  std::vector<Node*> maybe_unused_;
+  int64_t first_used_ = 0;        // non-parameter nodes that add_use() gave their first user
+  int64_t never_used_dead_ = 0;   // non-parameter nodes removed before they ever had a user
   std::vector<FuncAttr> attrs_;
   bool private_ = false;
   bool dataflow_ = true;

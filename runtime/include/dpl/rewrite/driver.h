@@ -1,6 +1,7 @@
 // The rewrite driver: one worklist sweep per pass, the Rewriter API used by compiled matchers, pass registry.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -95,7 +96,10 @@ class Rewriter {
   Node* call(OpId op, std::initializer_list<Node*> operands, AttrList attrs);
   Node* call(OpId op, std::initializer_list<Node*> operands);  // default attributes
   Node* call(OpId op, std::span<Node* const> operands, AttrList attrs);
+  // A scalar constant. Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
+  // while it has fewer than kMaxScalarUses uses, so most rewrites build no constant.
   Node* scalar(double value, DType dtype);
+  static constexpr uint32_t kMaxScalarUses = 64;
   Node* shape(std::vector<Dim> dims);
   Node* tuple(std::span<Node* const> fields);
   Node* item(Node* tuple, int64_t index);
@@ -145,6 +149,13 @@ class Rewriter {
   // Reused by every replace(): the nodes a rewrite created and the matched node's users.
   std::vector<Node*> created_scratch_;
   std::vector<Node*> users_scratch_;
+  // scalar()'s constants, direct-mapped by dtype and bit pattern (a collision just builds a new constant).
+  struct SharedScalar {
+    DType dtype = DType::Unknown;
+    uint64_t bits = 0;
+    Node* node = nullptr;
+  };
+  std::array<SharedScalar, 16> shared_scalars_{};
   // composite_of(): callee name -> function, so a composite pattern tried at every node does not scan the module.
   mutable std::map<std::string, const Function*, std::less<>> callees_;
 };
