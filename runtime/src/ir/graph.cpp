@@ -486,13 +486,24 @@ void Function::for_each_listed_id(Visit visit) const {
   }
 }
 
-void Function::set_order_ids(std::vector<uint32_t>&& ids) {
+void Function::take_spare_order(std::vector<Node*>& order, std::vector<uint32_t>& ids, size_t capacity) {
+  order = std::exchange(spare_order_, {});
+  ids = std::exchange(spare_ids_, {});
+  order.clear();
+  ids.clear();
+  order.reserve(capacity);
+  ids.reserve(capacity);
+}
+
+void Function::install_order(std::vector<Node*>&& order, std::vector<uint32_t>&& ids) {
+  spare_order_ = std::exchange(order_, std::move(order));
   const size_t params = std::min(params_.size(), ids.size());
   order_by_id_ = std::is_sorted(ids.begin() + static_cast<std::ptrdiff_t>(params), ids.end());
   if (order_by_id_) {
     order_ids_.clear();
+    spare_ids_ = std::move(ids);
   } else {
-    order_ids_ = std::move(ids);
+    spare_ids_ = std::exchange(order_ids_, std::move(ids));
   }
 }
 
@@ -523,8 +534,7 @@ bool Function::compact_if_all_used() {
   }
   std::vector<Node*> order;
   std::vector<uint32_t> ids;
-  order.reserve(order_.size() - dead_in_order_);
-  ids.reserve(order.capacity());
+  take_spare_order(order, ids, order_.size() - dead_in_order_);
   std::vector<std::pair<Node*, size_t>> dfs;
   // kEmitted marks go to node_states_ (no fresh array per compact), and are cleared from the new order's ids.
   for (Node* param : params_) {
@@ -544,8 +554,7 @@ bool Function::compact_if_all_used() {
     }
   });
   for (uint32_t id : ids) node_states_[id] &= static_cast<uint8_t>(~kEmitted);
-  order_ = std::move(order);
-  set_order_ids(std::move(ids));
+  install_order(std::move(order), std::move(ids));
   return true;
 }
 
@@ -638,8 +647,7 @@ void Function::compact_unreachable() {
   // 3. The new order: parameters, then the old order with any operand that comes too late pulled in first.
   std::vector<Node*> order;
   std::vector<uint32_t> ids;
-  order.reserve(order_.size());
-  ids.reserve(order_.size());
+  take_spare_order(order, ids, order_.size());
   std::vector<uint8_t> emitted(id_count, 0);
   for (Node* param : params_) {
     emitted[param->id_] = kEmitted;
@@ -650,8 +658,7 @@ void Function::compact_unreachable() {
   for (Node* root : order_) {
     if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order, ids);
   }
-  order_ = std::move(order);
-  set_order_ids(std::move(ids));
+  install_order(std::move(order), std::move(ids));
 }
 
 const AttrValue* Function::find_attr(std::string_view key) const {
