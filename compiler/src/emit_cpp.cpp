@@ -314,9 +314,11 @@ class RuleEmitter {
     steps_->push_back(std::move(step));
   }
   // A declaration without side effects; `declares`, when given, is dropped if nothing reads it.
-  void define(const std::string& text, const std::string& declares = "") {
+  // `placement` as for check(): a definition that reads what a literal check guards moves with it.
+  void define(const std::string& text, const std::string& declares = "", Placement placement = Placement::Structure) {
     if (recording()) {
       steps_->push_back(MatchStep{MatchStep::Kind::Define, text, declares});
+      steps_->back().placement = placement;
     } else {
       body_->line(text);
     }
@@ -505,10 +507,15 @@ class RuleEmitter {
     std::string node = local(subject, "constant", uses);
     constant_nodes_.insert(node);
     if (constant.value) {
-      std::string value = format_double(*constant.value);
-      std::string condition = "!" + node + "->literal().is_scalar() || " + node + "->literal().values[0] != " + value;
-      if (!constant.integer_value && !constant.dtype) condition += " || !dpl::is_float(" + node + "->literal().dtype)";
-      check(condition, Placement::Literal);
+      // Three steps, the first two textually equal in every rule that tests this node's value: rules that differ
+      // only in the constant share them in the decision tree and then compare a local, one compare per rule.
+      std::string is_scalar = "!" + node + "->literal().is_scalar()";
+      if (!constant.integer_value && !constant.dtype) is_scalar += " || !dpl::is_float(" + node + "->literal().dtype)";
+      check(is_scalar, Placement::Literal);
+      const std::string read = node + "->literal().values[0]";
+      const std::string scalar = recording() ? group_->shared(read, "scalar") : names_.numbered("scalar");
+      define("const double " + scalar + " = " + read + ";", scalar, Placement::Literal);
+      check(scalar + " != " + format_double(*constant.value), Placement::Literal);
     }
     if (constant.dtype) check(node + "->literal().dtype != " + dtype_constant(*constant.dtype), Placement::Literal);
     return node;

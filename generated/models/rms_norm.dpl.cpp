@@ -37,7 +37,9 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (mean1->attr(0) != axis_value) continue;
         if (mean1->attr(1) != dpl::AttrValue(true)) continue;
         if (power1->operand(0) != multiply1->operand(order2)) continue;
-        if (!constant2->literal().is_scalar() || constant2->literal().values[0] != 2.0 || !dpl::is_float(constant2->literal().dtype)) continue;
+        if (!constant2->literal().is_scalar() || !dpl::is_float(constant2->literal().dtype)) continue;
+        const double scalar1 = constant2->literal().values[0];
+        if (scalar1 != 2.0) continue;
         dpl::Node* w = root->operand(order1);
         dpl::Node* x = multiply1->operand(order2);
         dpl::Node* eps = constant1;

@@ -18,7 +18,9 @@ int match_seed004_plus_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     for (int order1 = 0; order1 < 2; ++order1) {
       if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
       dpl::Node* constant1 = root->operand(1 - order1);
-      if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0) continue;
+      if (!constant1->literal().is_scalar()) continue;
+      const double scalar1 = constant1->literal().values[0];
+      if (scalar1 != 0.0) continue;
       dpl::Node* x = root->operand(order1);
       if (rewriter.replace(root, x)) return 0;
     }
@@ -28,7 +30,9 @@ int match_seed004_plus_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   for (int order1 = 0; order1 < 2; ++order1) {
     if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (!constant1->literal().is_scalar() || constant1->literal().values[0] != 0.0 || !dpl::is_float(constant1->literal().dtype)) continue;
+    if (!constant1->literal().is_scalar() || !dpl::is_float(constant1->literal().dtype)) continue;
+    const double scalar1 = constant1->literal().values[0];
+    if (scalar1 != 0.0) continue;
     dpl::Node* x = root->operand(order1);
     if (rewriter.replace(root, x)) return 0;
   }
