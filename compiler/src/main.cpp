@@ -1,10 +1,7 @@
 // dplc, the command-line front end: compiles a .dpl rule file into <stem>.dpl.h / <stem>.dpl.cpp.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -14,6 +11,7 @@
 #include "dpl/compiler/compile.h"
 #include "dpl/compiler/rule_tests.h"
 #include "dpl/compiler/verify.h"
+#include "dpl/support/file_output.h"
 
 namespace {
 
@@ -22,57 +20,6 @@ namespace fs = std::filesystem;
 constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;
 constexpr int kExitUsage = 2;
-
-// The output files of one run. Each is first written to a temporary file beside it; only when every one was
-// written are they renamed over their targets, so a failed run (a bad depfile path, a full disk) leaves the
-// previous outputs as they were, and a reader or an interrupted build never sees a partial file. Temporary files
-// that were not renamed are removed.
-class OutputFiles {
- public:
-  OutputFiles() = default;
-  OutputFiles(const OutputFiles&) = delete;
-  OutputFiles& operator=(const OutputFiles&) = delete;
-  ~OutputFiles() {
-    for (const Staged& file : staged_) {
-      std::error_code ignored;
-      fs::remove(file.temporary, ignored);
-    }
-  }
-
-  bool stage(const fs::path& path, const std::string& text, std::string& error) {
-    fs::path temporary = path;
-    temporary += ".tmp" + std::to_string(::getpid());
-    staged_.push_back({temporary, path});
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      error = "cannot write " + temporary.string();
-      return false;
-    }
-    return true;
-  }
-
-  bool commit(std::string& error) {
-    for (const Staged& file : staged_) {
-      std::error_code code;
-      fs::rename(file.temporary, file.path, code);
-      if (code) {
-        error = "cannot rename " + file.temporary.string() + " to " + file.path.string() + ": " + code.message();
-        return false;
-      }
-    }
-    staged_.clear();
-    return true;
-  }
-
- private:
-  struct Staged {
-    fs::path temporary;
-    fs::path path;
-  };
-  std::vector<Staged> staged_;
-};
 
 // `name` or `outer::inner`: C++ identifiers joined by `::`.
 bool is_namespace_name(std::string_view name) {
@@ -192,9 +139,9 @@ int main(int argc, char** argv) {
   const fs::path header_path = fs::path(output_dir) / result.cpp->header_name;
   const fs::path source_path = fs::path(output_dir) / result.cpp->source_name;
   std::string write_error;
-  OutputFiles outputs;
-  bool written = outputs.stage(header_path, result.cpp->header, write_error) &&
-                 outputs.stage(source_path, result.cpp->source, write_error);
+  dpl::StagedOutputs outputs;
+  bool written = outputs.stage(header_path.string(), result.cpp->header, write_error) &&
+                 outputs.stage(source_path.string(), result.cpp->source, write_error);
   if (written && !depfile.empty()) {
     // Absolute paths: the build tool may run in another directory than dplc did.
     std::string rule =

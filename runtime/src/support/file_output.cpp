@@ -1,4 +1,4 @@
-// Atomic output files (temporary file + rename) for the command-line tools.
+// Atomic output files (temporary files + rename) for the command-line tools.
 #include "dpl/support/file_output.h"
 
 #include <fcntl.h>
@@ -28,7 +28,11 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-bool write_file_atomically(const std::string& path, const std::string& text, std::string& error) {
+StagedOutputs::~StagedOutputs() {
+  for (const Staged& file : staged_) std::remove(file.temporary.c_str());
+}
+
+bool StagedOutputs::stage(const std::string& path, const std::string& text, std::string& error) {
   struct stat existing {};
   const bool exists = stat(path.c_str(), &existing) == 0;
   if (exists && !S_ISREG(existing.st_mode)) {
@@ -51,7 +55,7 @@ bool write_file_atomically(const std::string& path, const std::string& text, std
   std::string temp = target + ".tmp.XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) {
-    error = fmt::format("cannot create a temporary file for {}: {}", path, std::strerror(errno));
+    error = fmt::format("cannot write {}: no temporary file beside it: {}", path, std::strerror(errno));
     return false;
   }
   mode_t mode = existing.st_mode & 07777;
@@ -62,12 +66,30 @@ bool write_file_atomically(const std::string& path, const std::string& text, std
   }
   bool ok = fchmod(fd, mode) == 0 && write_all(fd, text);
   ok = (close(fd) == 0) && ok;
-  ok = ok && std::rename(temp.c_str(), target.c_str()) == 0;
   if (!ok) {
     error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
     std::remove(temp.c_str());
+    return false;
   }
-  return ok;
+  staged_.push_back({temp, target, path});
+  return true;
+}
+
+bool StagedOutputs::commit(std::string& error) {
+  while (!staged_.empty()) {
+    const Staged& file = staged_.front();
+    if (std::rename(file.temporary.c_str(), file.target.c_str()) != 0) {
+      error = fmt::format("cannot write {}: {}", file.path, std::strerror(errno));
+      return false;  // the rest are removed with the object
+    }
+    staged_.erase(staged_.begin());
+  }
+  return true;
+}
+
+bool write_file_atomically(const std::string& path, const std::string& text, std::string& error) {
+  StagedOutputs output;
+  return output.stage(path, text, error) && output.commit(error);
 }
 
 }  // namespace dpl
