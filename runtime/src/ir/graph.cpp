@@ -331,6 +331,10 @@ uint8_t& Function::state_of(uint32_t id) {
   return node_states_[id];
 }
 
+bool Function::is_late_user(const Node* node) const {
+  return node->id_ < node_states_.size() && (node_states_[node->id_] & kLateUserState) != 0;
+}
+
 void Function::set_dead(Node* node) {
   node->dead_ = true;
   dead_ids_.push_back(node->id_);
@@ -361,8 +365,9 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       operand = replacement;
       add_use(replacement, user);
       if (!listed_before(replacement, user, old_value)) {
-        if (!user->late_user_) late_users_.push_back(user);
-        user->late_user_ = true;
+        uint8_t& state = state_of(user->id_);
+        if (!(state & kLateUserState)) late_users_.push_back(user);
+        state |= kLateUserState;
         order_stale_ = true;
       }
     }
@@ -378,10 +383,10 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
 //    is not a late user is listed after its operands, so replacement, old_value and user come in this order.
 bool Function::listed_before(const Node* replacement, const Node* user, const Node* old_value) const {
   if (user->id_ >= appended_from_id_ && replacement->id_ < user->id_) return true;
-  if (user->late_user_ || old_value->late_user_) return false;
+  if (is_late_user(user) || is_late_user(old_value)) return false;
   for (const Node* operand : old_value->operands()) {
     if (operand == replacement) return true;
-    if (operand->late_user_) continue;
+    if (is_late_user(operand)) continue;
     for (const Node* inner : operand->operands()) {
       if (inner == replacement) return true;
     }
@@ -455,17 +460,13 @@ void Function::compact() {
   if (compacted_) return;
   node_states_.resize(next_id_, 0);
   record_dead_states();
-  for (Node* user : late_users_) node_states_[user->id_] |= kLateUserState;
   if (!order_by_id_) {
     order_ids_.reserve(order_.size());
     for (uint32_t id = appended_from_id_; id < next_id_; ++id) order_ids_.push_back(id);
   }
   if (!compact_if_all_used()) compact_unreachable();
   record_dead_states();  // what compact_unreachable() removed
-  for (Node* user : late_users_) {
-    user->late_user_ = false;
-    node_states_[user->id_] &= static_cast<uint8_t>(~kLateUserState);
-  }
+  for (Node* user : late_users_) node_states_[user->id_] &= static_cast<uint8_t>(~kLateUserState);
   late_users_.clear();
   maybe_unused_.clear();
   appended_from_id_ = next_id_;

@@ -168,7 +168,7 @@ Node* Rewriter::scalar(double value, DType dtype) {
   SharedScalar& shared = shared_scalars_[(hash >> 32) % shared_scalars_.size()];
   Node* node = shared.node;
   if (node != nullptr && shared.bits == bits && shared.dtype == dtype && !node->is_dead() &&
-      node->kind() == NodeKind::Constant && node->num_users() < kMaxScalarUses) {
+      node->num_users() < kMaxScalarUses) {
     return node;
   }
   Literal literal;

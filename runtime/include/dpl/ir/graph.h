@@ -120,7 +120,6 @@ class alignas(64) Node {
   OpId op_ = 0;
   uint32_t id_ = 0;
   uint32_t num_operands_ = 0;
-  bool late_user_ = false;  // listed in Function::late_users_ until the next compact()
   detail::UseList users_;
   Node* inline_operands_[kInlineOperands] = {};
   const AttrList* attrs_ = &detail::kNoAttrs;  // owned by the function's CallMemo
@@ -204,6 +203,8 @@ class Function {
   bool may_hold_unused_node() const;
   // The node's bits in node_states_ (graph.cpp), which grows to cover every id on demand.
   uint8_t& state_of(uint32_t id);
+  // Listed in late_users_ (its state bit says so) until the next compact().
+  bool is_late_user(const Node* node) const;
   // Marks the node removed: Node::dead_ now, its state bit at the next compaction (from dead_ids_), so that a
   // rewrite does not pay a scattered write per removed node.
   void set_dead(Node* node);
