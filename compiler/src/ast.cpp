@@ -308,6 +308,52 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
   return out;
 }
 
+std::vector<RootsAlternative> expand_root_alternatives(const Rule& rule) {
+  std::vector<RootsAlternative> combinations(1);
+  for (const RootDecl& root : rule.roots) {
+    std::vector<PatternPtr> choices = expand_alternatives(*root.pattern);
+    std::vector<RootsAlternative> next;
+    for (const RootsAlternative& prefix : combinations) {
+      const size_t ways = root.group ? 1 : choices.size();
+      for (size_t k = 0; k < ways; ++k) {
+        RootsAlternative extended;
+        for (const std::vector<PatternPtr>& patterns : prefix.roots) {
+          extended.roots.emplace_back();
+          for (const PatternPtr& pattern : patterns) extended.roots.back().push_back(clone(*pattern));
+        }
+        extended.roots.emplace_back();
+        if (root.group) {
+          for (const PatternPtr& choice : choices) extended.roots.back().push_back(clone(*choice));
+        } else {
+          extended.roots.back().push_back(clone(*choices[k]));
+        }
+        next.push_back(std::move(extended));
+      }
+    }
+    combinations = std::move(next);
+  }
+  return combinations;
+}
+
+std::set<std::string> attribute_captures(const Pattern& pattern) {
+  std::set<std::string> names;
+  if (const auto* call = std::get_if<CallPattern>(&pattern.node)) {
+    for (const PatternAttr& attr : call->attrs) {
+      if (!attr.literal) names.insert(attr.capture);
+    }
+  }
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { names.merge(attribute_captures(sub)); });
+  return names;
+}
+
+size_t count_root_alternatives(const Rule& rule, size_t limit) {
+  size_t product = 1;
+  for (const RootDecl& root : rule.roots) {
+    product = std::min(product * count_alternatives(*root.pattern, limit), limit + 1);
+  }
+  return product;
+}
+
 std::string to_string(const Pattern& pattern) {
   return std::visit(
       Overloaded{
@@ -474,13 +520,15 @@ std::optional<RootHook> find_root_hook(const Pattern& root, const std::function<
     std::vector<std::pair<const Pattern*, std::vector<size_t>>> next;
     for (const auto& [pattern, path] : level) {
       const auto* call = std::get_if<CallPattern>(&pattern->node);
-      if (call == nullptr) continue;
-      for (size_t i = 0; i < call->operands.size(); ++i) {
+      const auto* tuple = std::get_if<TuplePattern>(&pattern->node);
+      if (call == nullptr && tuple == nullptr) continue;
+      const std::vector<PatternPtr>& operands = call != nullptr ? call->operands : tuple->fields;
+      for (size_t i = 0; i < operands.size(); ++i) {
         std::vector<size_t> deeper = path;
         deeper.push_back(i);
-        const std::string* name = operand_name(*call->operands[i]);
+        const std::string* name = operand_name(*operands[i]);
         if (name != nullptr && bound(*name)) return RootHook{std::move(deeper), *name};
-        next.emplace_back(&skip_binds(*call->operands[i]), std::move(deeper));
+        next.emplace_back(&skip_binds(*operands[i]), std::move(deeper));
       }
     }
     level = std::move(next);
@@ -488,10 +536,15 @@ std::optional<RootHook> find_root_hook(const Pattern& root, const std::function<
   return std::nullopt;
 }
 
-const CallPattern& call_at(const Pattern& root, std::span<const size_t> path) {
+const Pattern& pattern_at(const Pattern& root, std::span<const size_t> path) {
   const Pattern* pattern = &skip_binds(root);
-  for (size_t index : path) pattern = &skip_binds(*std::get<CallPattern>(pattern->node).operands[index]);
-  return std::get<CallPattern>(pattern->node);
+  for (size_t index : path) {
+    const auto* call = std::get_if<CallPattern>(&pattern->node);
+    const std::vector<PatternPtr>& operands =
+        call != nullptr ? call->operands : std::get<TuplePattern>(pattern->node).fields;
+    pattern = &skip_binds(*operands[index]);
+  }
+  return *pattern;
 }
 
 std::string rhs_to_string(const Rule& rule) {

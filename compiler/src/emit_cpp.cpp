@@ -264,17 +264,11 @@ class RuleEmitter {
   }
 
  protected:
-  // A multi-root rule (MultiRootEmitter): mentions are counted over every root, guard and rewrite.
-  RuleEmitter(const OpRegistry& registry, const Rule& rule, Needs& needs)
+  // An alternative of a multi-root rule (MultiRootEmitter): mentions are counted over every root, guard and
+  // rewrite.
+  RuleEmitter(const OpRegistry& registry, const Rule& rule, const RootsAlternative& roots, Needs& needs)
       : registry_(registry), pattern_(nullptr), guard_(rule.guard.get()), lets_(rule.lets), rhs_(nullptr),
-        needs_(needs), group_(nullptr) {
-    for (const RootDecl& root : rule.roots) {
-      ++pattern_mentions_[root.name];
-      count_mentions(*root.pattern, pattern_mentions_);
-    }
-    for (const RootDecl& root : rule.roots) {
-      if (root.guard != nullptr) count_mentions(*root.guard, pattern_mentions_);
-    }
+        partition_(nullptr), needs_(needs), pattern_mentions_(root_mentions(rule, roots)), group_(nullptr) {
     count_rule_mentions(rule);
   }
 
@@ -378,7 +372,6 @@ class RuleEmitter {
       std::string expression = resolved(bound_.at(variable));
       std::string name = names_.fresh(variable);
       define(declaration + name + " = " + expression + ";", name);
-      if (constant_nodes_.count(expression) != 0) constant_nodes_.insert(name);
       bound_[variable] = name;
     }
   }
@@ -505,19 +498,18 @@ class RuleEmitter {
     check_head(subject, kind_head("Constant"));
     int uses = (constant.value || constant.dtype ? 1 : 0) + (partition_ != nullptr ? 1 : 0);
     std::string node = local(subject, "constant", uses);
-    constant_nodes_.insert(node);
     if (constant.value) {
       // Three steps, the first two textually equal in every rule that tests this node's value: rules that differ
       // only in the constant share them in the decision tree and then compare a local, one compare per rule.
-      std::string is_scalar = "!" + node + "->literal().is_scalar()";
-      if (!constant.integer_value && !constant.dtype) is_scalar += " || !dpl::is_float(" + node + "->literal().dtype)";
+      std::string is_scalar = "!" + node + "->is_scalar_constant()";
+      if (!constant.integer_value && !constant.dtype) is_scalar += " || !dpl::is_float(" + node + "->constant_dtype())";
       check(is_scalar, Placement::Literal);
-      const std::string read = node + "->literal().values[0]";
+      const std::string read = node + "->scalar_value()";
       const std::string scalar = recording() ? group_->shared(read, "scalar") : names_.numbered("scalar");
       define("const double " + scalar + " = " + read + ";", scalar, Placement::Literal);
       check(scalar + " != " + format_double(*constant.value), Placement::Literal);
     }
-    if (constant.dtype) check(node + "->literal().dtype != " + dtype_constant(*constant.dtype), Placement::Literal);
+    if (constant.dtype) check(node + "->constant_dtype() != " + dtype_constant(*constant.dtype), Placement::Literal);
     return node;
   }
 
@@ -790,6 +782,7 @@ class RuleEmitter {
   // An attribute value of `kind` on the right: a literal, a capture copied whole, or a computed value.
   std::string attr_value(const Expr& value, AttrKind kind) {
     if (const auto* literal = std::get_if<LiteralExpr>(&value.node)) return attr_value_cpp(literal->value, needs_);
+    if (value.type == ExprType::AttrList) return common_attr(std::get<VarExpr>(value.node).name);
     if (const auto* var = std::get_if<VarExpr>(&value.node);
         var != nullptr && !value.dtype_literal && value.attr_kind == kind && value.type != ExprType::Value) {
       return bound_.at(var->name);
@@ -846,6 +839,8 @@ class RuleEmitter {
 
   std::string name_cpp(const VarExpr& var, const Expr& expr) {
     if (expr.dtype_literal) return dtype_constant(*expr.dtype_literal);
+    if (expr.type == ExprType::AttrList) return common_attr(var.name);
+    if (expr.type == ExprType::NumberList) return static_extents(var.name);
     const std::string& local = bound_.at(var.name);
     if (dims_.count(var.name) != 0) {  // a dimension read as a number must be static
       std::string key = "dim " + var.name;
@@ -891,12 +886,8 @@ class RuleEmitter {
       define("const int " + local + " = " + node + "->type()->rank();");
       check(local + " < 0");
     } else {  // value
-      if (constant_nodes_.count(node) != 0) {
-        check("!" + node + "->literal().is_scalar()");
-      } else {
-        check(node + "->kind() != dpl::NodeKind::Constant || !" + node + "->literal().is_scalar()");
-      }
-      define("const double " + local + " = " + node + "->literal().values[0];");
+      check("!" + node + "->is_scalar_constant()");
+      define("const double " + local + " = " + node + "->scalar_value();");
     }
     properties_[key] = local;
     return local;
@@ -943,6 +934,12 @@ class RuleEmitter {
   std::string binary_cpp(const BinaryExpr& binary) {
     bool equality = binary.op == BinaryOp::Equal || binary.op == BinaryOp::NotEqual;
     std::string op(binary_op_spelling(binary.op));
+    if (equality && (binary.lhs->type == ExprType::AttrList || binary.rhs->type == ExprType::AttrList)) {
+      return attr_list_equality(binary);
+    }
+    if (binary.lhs->type == ExprType::NumberList || binary.rhs->type == ExprType::NumberList) {
+      return number_list_comparison(binary);
+    }
     if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
       // Two dimensions compare as dimensions, so that equal symbolic ones (`n` and `n`) are equal.
       return "(" + bound_.at(std::get<VarExpr>(binary.lhs->node).name) + " " + op + " " +
@@ -970,6 +967,67 @@ class RuleEmitter {
     return "(" + lhs + " " + op + " " + rhs + ")";
   }
 
+  // An attribute list (one value per group member) against a literal or a single capture: the comparison holds
+  // for every member; against another attribute list: the lists compare as wholes.
+  std::string attr_list_equality(const BinaryExpr& binary) {
+    const bool list_left = binary.lhs->type == ExprType::AttrList;
+    const std::string& list = bound_.at(std::get<VarExpr>((list_left ? binary.lhs : binary.rhs)->node).name);
+    const Expr& other = list_left ? *binary.rhs : *binary.lhs;
+    const std::string op(binary_op_spelling(binary.op));
+    if (other.type == ExprType::AttrList) {
+      return "(" + list + " " + op + " " + bound_.at(std::get<VarExpr>(other.node).name) + ")";
+    }
+    needs_.algorithm = true;
+    return "std::all_of(" + list + ".begin(), " + list + ".end(), [&](const dpl::AttrValue& member) { return " +
+           "member " + op + " " + whole_attr(other) + "; })";
+  }
+
+  // A list of numbers against a number: the comparison holds for every member (in double precision, as guards
+  // compute); two lists: as wholes.
+  std::string number_list_comparison(const BinaryExpr& binary) {
+    const std::string op(binary_op_spelling(binary.op));
+    const std::string lhs = computed(*binary.lhs);
+    const std::string rhs = computed(*binary.rhs);
+    if (binary.lhs->type == binary.rhs->type) return "(" + lhs + " " + op + " " + rhs + ")";
+    needs_.algorithm = true;
+    const bool list_left = binary.lhs->type == ExprType::NumberList;
+    const std::string& list = list_left ? lhs : rhs;
+    const std::string member = "static_cast<double>(member)";
+    return "std::all_of(" + list + ".begin(), " + list + ".end(), [&](int64_t member) { return " +
+           (list_left ? member : "static_cast<double>(" + lhs + ")") + " " + op + " " +
+           (list_left ? "static_cast<double>(" + rhs + ")" : member) + "; })";
+  }
+
+  // A group's dimension list read as numbers: every member's extent, all static or the rule fails here.
+  std::string static_extents(const std::string& variable) {
+    const std::string& list = bound_.at(variable);
+    const std::string key = "extents " + list;
+    if (std::string local = property_local(key); !local.empty()) return local;
+    needs_.vector = true;
+    std::string local = names_.fresh(list + "_extents");
+    statement("static thread_local std::vector<int64_t> " + local + ";");
+    statement(local + ".clear();");
+    statement("for (const dpl::Dim& dim : " + list + ") {");
+    statement("  if (!dim.is_static()) break;");
+    statement("  " + local + ".push_back(dim.extent());");
+    statement("}");
+    check(local + ".size() != " + list + ".size()");
+    properties_[key] = local;
+    return local;
+  }
+
+  // An attribute list as an attribute value on the right: the members' common value; the rule fails here when
+  // the members differ.
+  std::string common_attr(const std::string& variable) {
+    const std::string& list = bound_.at(variable);
+    const std::string key = "common " + list;
+    if (std::string local = property_local(key); !local.empty()) return local;
+    needs_.algorithm = true;
+    check("!std::equal(" + list + ".begin() + 1, " + list + ".end(), " + list + ".begin())");
+    properties_[key] = list + "[0]";
+    return list + "[0]";
+  }
+
   // A side of an equality between whole attribute values: a capture as it is, a literal as a constant.
   std::string whole_attr(const Expr& side) {
     if (const auto* literal = std::get_if<LiteralExpr>(&side.node)) {
@@ -987,7 +1045,6 @@ class RuleEmitter {
   const std::string* partition_;  // a partition's composite name; null for a rewrite
   std::map<const Pattern*, std::string> leaf_subjects_;  // the node each leaf of the pattern matched
   std::map<std::string, std::string> properties_;  // "x.rank" -> its local
-  std::set<std::string> constant_nodes_;           // locals already checked to be constants
   std::set<std::string> dims_;                     // variables bound to a dpl::Dim
   Needs& needs_;
   Mentions pattern_mentions_;  // in the pattern only
@@ -1069,22 +1126,23 @@ class RuleEmitter {
 // replaced at once.
 class MultiRootEmitter : public RuleEmitter {
  public:
-  MultiRootEmitter(const OpRegistry& registry, const Rule& rule, Needs& needs)
-      : RuleEmitter(registry, rule, needs), rule_(rule) {}
+  MultiRootEmitter(const OpRegistry& registry, const Rule& rule, const RootsAlternative& roots, Needs& needs)
+      : RuleEmitter(registry, rule, roots, needs), rule_(rule), roots_(roots) {}
 
   void emit(CodeWriter& out, const std::string& function_name) {
     out.line("bool " + function_name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
     out.indent();
     body_ = &out;
     const RootDecl& anchor = rule_.roots[0];
-    match(*anchor.pattern, bind(anchor.name, "root"), /*op_known=*/true);  // the dispatcher checked a call's op
+    // The dispatcher checked a call's op.
+    match(*roots_.roots[0][0], bind(anchor.name, "root"), /*op_known=*/true);
     if (anchor.guard != nullptr) check("!" + computed(*anchor.guard));
     root_nodes_.push_back("root");
     for (size_t i = 1; i < rule_.roots.size(); ++i) {
       if (rule_.roots[i].group) {
-        collect_group(rule_.roots[i]);
+        collect_group(rule_.roots[i], roots_.roots[i]);
       } else {
-        find_root(rule_.roots[i]);
+        find_root(rule_.roots[i], *roots_.roots[i][0]);
       }
     }
     if (guard_ != nullptr) check("!" + computed(*guard_));
@@ -1118,111 +1176,149 @@ class MultiRootEmitter : public RuleEmitter {
 
   // Opens the loops that walk from the hook value up the path to candidates for `root`; returns the candidate.
   // Each loop is left open (loops_ counts it) or closed by the caller.
-  std::string open_candidate_loops(const RootDecl& root) {
-    std::optional<RootHook> hook = find_root_hook(*root.pattern, [&](const std::string& name) {
+  std::string open_candidate_loops(const RootDecl& root, const Pattern& pattern) {
+    std::optional<RootHook> hook = find_root_hook(pattern, [&](const std::string& name) {
       return bound_.count(name) != 0 && lists_.count(name) == 0 && dims_.count(name) == 0;
     });
     std::string from = bound_.at(hook->variable);
     for (size_t depth = hook->path.size(); depth-- > 0;) {
-      const CallPattern& call = call_at(*root.pattern, std::span(hook->path).first(depth));
+      const Pattern& step = pattern_at(pattern, std::span(hook->path).first(depth));
       std::string user = depth == 0 ? names_.fresh(root.name) : names_.numbered("user");
       body_->line("for (dpl::Node* " + user + " : " + from + "->users()) {");
       body_->indent();
       ++loops_;
-      check("!" + user + "->is_call_of(" + op_constant(registry_.get(call.ops[0].id)) + ")");
+      check(head_of(step)->fails(user));
       from = user;
     }
     return from;
   }
 
   // A later root: tried on each candidate in turn; a failure further on resumes with the next candidate.
-  void find_root(const RootDecl& root) {
-    std::string candidate = open_candidate_loops(root);
+  void find_root(const RootDecl& root, const Pattern& pattern) {
+    std::string candidate = open_candidate_loops(root, pattern);
     check(earlier_root(candidate));
     bound_[root.name] = candidate;
-    match(*root.pattern, candidate, /*op_known=*/true);
+    match(pattern, candidate, /*op_known=*/true);
     if (root.guard != nullptr) check("!" + computed(*root.guard));
     root_nodes_.push_back(candidate);
   }
 
   // A group: every candidate that matches (with the group's guard) becomes a member; the values first bound in
-  // the member's pattern are collected into lists, one entry per member.
-  void collect_group(const RootDecl& root) {
+  // the member's pattern are collected into lists, one entry per member. With alternatives, the candidates are
+  // scanned once per alternative, in order; a candidate that is a member already is skipped.
+  void collect_group(const RootDecl& root, const std::vector<PatternPtr>& alternatives) {
     needs_.vector = true;
     const std::set<std::string> before = bound_names();
     const auto saved_bound = bound_;
     const auto saved_properties = properties_;
-    const auto saved_constants = constant_nodes_;
     const auto saved_dims = dims_;
+    const auto saved_lists = lists_;
     const int saved_loops = loops_;
 
-    // The member matcher: a lambda, so that a failed check (`return false;`) rejects only that candidate. It is
-    // written aside: the lists it fills are declared above it, and which lists there are shows only at its end.
+    // The member matchers: lambdas, so that a failed check (`return false;`) rejects only that candidate. They
+    // are written aside: the lists they fill are declared above them, and which lists there are shows only once
+    // every alternative has been matched.
+    struct MemberMatcher {
+      CodeWriter lambda;
+      std::string function;
+      std::map<std::string, std::string> bound;
+      std::set<std::string> dims;
+      std::set<std::string> lists;  // `xs...` inside the member: read in its guard only
+      int loops = 0;
+    };
+    std::vector<MemberMatcher> matchers(alternatives.size());
     CodeWriter* outer = body_;
-    CodeWriter lambda;
-    for (int i = 0; i < outer->indent_level(); ++i) lambda.indent();
-    body_ = &lambda;
-    std::string member_fn = names_.fresh(root.name + "_member");
-    std::string member = names_.fresh(root.name + "_node");
-    body_->line("auto " + member_fn + " = [&](dpl::Node* " + member + ") -> bool {");
-    body_->indent();
-    loops_ = 0;
-    bound_[root.name] = member;
-    match(*root.pattern, member, /*op_known=*/true);
-    if (root.guard != nullptr) check("!" + computed(*root.guard));
-    // The lists: the member itself and every value first bound inside the pattern that is read again.
-    std::vector<std::pair<std::string, std::string>> collected;  // (variable, local inside the lambda)
-    for (const auto& [variable, local] : bound_) {
-      if (before.count(variable) == 0 && dims_.count(variable) == 0) collected.emplace_back(variable, local);
+    for (size_t k = 0; k < alternatives.size(); ++k) {
+      MemberMatcher& matcher = matchers[k];
+      for (int i = 0; i < outer->indent_level(); ++i) matcher.lambda.indent();
+      body_ = &matcher.lambda;
+      bound_ = saved_bound;
+      properties_ = saved_properties;
+      dims_ = saved_dims;
+      lists_ = saved_lists;
+      matcher.function = names_.fresh(root.name + "_member");
+      std::string member = names_.fresh(root.name + "_node");
+      body_->line("auto " + matcher.function + " = [&](dpl::Node* " + member + ") -> bool {");
+      body_->indent();
+      loops_ = 0;
+      bound_[root.name] = member;
+      match(*alternatives[k], member, /*op_known=*/true);
+      if (root.guard != nullptr) check("!" + computed(*root.guard));
+      matcher.bound = bound_;
+      matcher.dims = dims_;
+      matcher.lists = lists_;
+      matcher.loops = loops_;
+    }
+    // The lists: the member itself and every value first bound inside the pattern (by every alternative) that is
+    // read again.
+    std::vector<std::string> collected;
+    for (const auto& entry : matchers[0].bound) {
+      const std::string& variable = entry.first;  // not a structured binding: clang 14 cannot capture one
+      bool everywhere = std::all_of(matchers.begin(), matchers.end(), [&](const MemberMatcher& matcher) {
+        return matcher.bound.count(variable) != 0 && matcher.lists.count(variable) == 0;
+      });
+      if (before.count(variable) == 0 && everywhere) collected.push_back(variable);
     }
     std::vector<std::string> lists;
-    std::string pushes;
-    for (const auto& [variable, inner] : collected) {
-      lists.push_back(names_.fresh(variable + "_list"));
-      pushes += lists.back() + ".push_back(" + inner + "); ";
-    }
-    if (loops_ == 0) {
-      body_->line(pushes + "return true;");
-    } else {
-      body_->line("{ " + pushes + "return true; }");
-      for (int i = 0; i < loops_; ++i) {
-        body_->dedent();
-        body_->line("}");
+    for (const std::string& variable : collected) lists.push_back(names_.fresh(variable + "_list"));
+    std::set<std::string> captures;  // attributes: their lists hold dpl::AttrValue copies
+    for (const PatternPtr& alternative : alternatives) captures.merge(attribute_captures(*alternative));
+    const std::set<std::string>& member_dims = matchers[0].dims;  // dimensions: their lists hold dpl::Dim
+    for (MemberMatcher& matcher : matchers) {
+      body_ = &matcher.lambda;
+      std::string pushes;
+      for (size_t i = 0; i < collected.size(); ++i) {
+        pushes += lists[i] + ".push_back(" + matcher.bound.at(collected[i]) + "); ";
       }
-      body_->line("return false;");
+      if (matcher.loops == 0) {
+        body_->line(pushes + "return true;");
+      } else {
+        body_->line("{ " + pushes + "return true; }");
+        for (int i = 0; i < matcher.loops; ++i) {
+          body_->dedent();
+          body_->line("}");
+        }
+        body_->line("return false;");
+      }
+      body_->dedent();
+      body_->line("};");
     }
-    body_->dedent();
-    body_->line("};");
     body_ = outer;
 
-    // Back outside the lambda: its locals are gone; the lists replace the values bound inside.
+    // Back outside the lambdas: their locals are gone; the lists replace the values bound inside.
     bound_ = saved_bound;
     properties_ = saved_properties;
-    constant_nodes_ = saved_constants;
     dims_ = saved_dims;
+    lists_ = saved_lists;
     loops_ = saved_loops;
-    // The lists, then the lambda that fills them.
+    // The lists, then the lambdas that fill them.
     std::string members_list;
     for (size_t i = 0; i < collected.size(); ++i) {
-      bound_[collected[i].first] = lists[i];
-      lists_.insert(collected[i].first);
-      if (collected[i].first == root.name) members_list = lists[i];
+      bound_[collected[i]] = lists[i];
+      const bool attribute = captures.count(collected[i]) != 0;
+      const bool dim = member_dims.count(collected[i]) != 0;
+      // Attribute and dimension lists are read as AttrList- and NumberList-typed expressions.
+      if (!attribute && !dim) lists_.insert(collected[i]);
+      if (collected[i] == root.name) members_list = lists[i];
       // Reused across calls, so that collecting allocates only while a list grows past its largest size yet.
-      body_->line("static thread_local std::vector<dpl::Node*> " + lists[i] + ";");
+      const char* element = attribute ? "dpl::AttrValue" : dim ? "dpl::Dim" : "dpl::Node*";
+      body_->line(std::string("static thread_local std::vector<") + element + "> " + lists[i] + ";");
       body_->line(lists[i] + ".clear();");
     }
-    body_->text(lambda.str());
+    for (const MemberMatcher& matcher : matchers) body_->text(matcher.lambda.str());
 
     // Candidates: the users of the hook value, up the path, each distinct from the roots and members so far.
-    const int loops_outside = loops_;
-    std::string candidate = open_candidate_loops(root);
     root_lists_.push_back(members_list);
-    check(earlier_root(candidate));
-    body_->line(member_fn + "(" + candidate + ");");
-    while (loops_ > loops_outside) {
-      body_->dedent();
-      body_->line("}");
-      --loops_;
+    for (size_t k = 0; k < alternatives.size(); ++k) {
+      const int loops_outside = loops_;
+      std::string candidate = open_candidate_loops(root, *alternatives[k]);
+      check(earlier_root(candidate));
+      body_->line(matchers[k].function + "(" + candidate + ");");
+      while (loops_ > loops_outside) {
+        body_->dedent();
+        body_->line("}");
+        --loops_;
+      }
     }
     check(members_list + ".size() < 2");
   }
@@ -1263,6 +1359,7 @@ class MultiRootEmitter : public RuleEmitter {
   }
 
   const Rule& rule_;
+  const RootsAlternative& roots_;        // the patterns of this alternative's roots
   std::vector<std::string> root_nodes_;  // the locals of the single roots matched so far
   std::vector<std::string> root_lists_;  // the member lists of the groups collected so far
 };
@@ -1405,32 +1502,45 @@ void emit_op_dispatch(CodeWriter& out, const std::vector<std::pair<OpId, std::st
   out.line("}");
 }
 
-// The matcher function of a multi-root rule, written to `code`; the alternative the pass matcher dispatches.
-Alternative emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location, NameTable& names,
-                                 const OpRegistry& registry, Needs& needs, CodeWriter& code) {
-  Alternative alternative;
-  alternative.rule_index = rule_index;
-  alternative.rule = &rule;
-  alternative.function = names.fresh("rule_" + rule.name);
-  alternative.comment = {"rule " + rule.name + " (" + location + ")"};
-  const Pattern& anchor = *rule.roots[0].pattern;
-  const Pattern* call = &anchor;
-  while (const auto* bind = std::get_if<BindPattern>(&call->node)) call = bind->inner.get();
-  alternative.any_node = !std::holds_alternative<CallPattern>(call->node);
-  alternative.root_op = alternative.any_node ? OpId{0} : root_call(anchor).ops[0].id;
-  for (const RootDecl& root : rule.roots) alternative.specificity += pattern_specificity(*root.pattern);
-  std::vector<std::string> roots;
-  for (const RootDecl& root : rule.roots) {
-    roots.push_back(std::string(root.group ? "group " : "") + root.name + ": " + to_string(*root.pattern) +
-                    (root.guard ? " where " + to_string(*root.guard) : ""));
+// The matcher functions of a multi-root rule, one per alternative (expand_root_alternatives), written to `code`;
+// the alternatives the pass matcher dispatches.
+std::vector<Alternative> emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location,
+                                              NameTable& names, const OpRegistry& registry, Needs& needs,
+                                              CodeWriter& code) {
+  std::vector<Alternative> alternatives;
+  const std::vector<RootsAlternative> expanded = expand_root_alternatives(rule);
+  for (size_t k = 0; k < expanded.size(); ++k) {
+    const RootsAlternative& roots = expanded[k];
+    Alternative alternative;
+    alternative.rule_index = rule_index;
+    alternative.rule = &rule;
+    alternative.function = names.fresh("rule_" + rule.name);
+    std::string which = expanded.size() == 1 ? "" : fmt::format(", alternative {} of {}", k + 1, expanded.size());
+    alternative.comment = {"rule " + rule.name + " (" + location + ")" + which};
+    const Pattern& anchor = *roots.roots[0][0];
+    const Pattern* call = &anchor;
+    while (const auto* bind = std::get_if<BindPattern>(&call->node)) call = bind->inner.get();
+    alternative.any_node = !std::holds_alternative<CallPattern>(call->node);
+    alternative.root_op = alternative.any_node ? OpId{0} : root_call(anchor).ops[0].id;
+    alternative.specificity = root_specificity(roots);
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < rule.roots.size(); ++i) {
+      const RootDecl& root = rule.roots[i];
+      std::vector<std::string> patterns;
+      for (const PatternPtr& pattern : roots.roots[i]) patterns.push_back(to_string(*pattern));
+      texts.push_back(std::string(root.group ? "group " : "") + root.name + ": " +
+                      fmt::format("{}", fmt::join(patterns, " | ")) +
+                      (root.guard ? " where " + to_string(*root.guard) : ""));
+    }
+    code.line("// " + alternative.comment[0]);
+    code.line("// " + comment_text(fmt::format("{{ {}; {}=> {}; }}", fmt::join(texts, "; "),
+                                               rule.guard ? "where " + to_string(*rule.guard) + "; " : "",
+                                               rhs_to_string(rule))));
+    MultiRootEmitter(registry, rule, roots, needs).emit(code, alternative.function);
+    code.blank();
+    alternatives.push_back(std::move(alternative));
   }
-  code.line("// " + alternative.comment[0]);
-  code.line("// " + comment_text(fmt::format("{{ {}; {}=> {}; }}", fmt::join(roots, "; "),
-                                             rule.guard ? "where " + to_string(*rule.guard) + "; " : "",
-                                             rhs_to_string(rule))));
-  MultiRootEmitter(registry, rule, needs).emit(code, alternative.function);
-  code.blank();
-  return alternative;
+  return alternatives;
 }
 
 // The rules of one pass as decision trees, one per dispatch group: a root op, composite-call roots, any node.
@@ -1459,7 +1569,10 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
     const Rule& rule = pass.rules[rule_index];
     std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
     if (rule.kind == Rule::Kind::MultiRoot) {
-      alternatives.push_back(emit_multi_root_rule(rule, rule_index, location, names, registry, needs, rules_code));
+      for (Alternative& alternative : emit_multi_root_rule(rule, rule_index, location, names, registry, needs,
+                                                           rules_code)) {
+        alternatives.push_back(std::move(alternative));
+      }
       continue;
     }
     std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);

@@ -217,4 +217,32 @@ size_t pattern_specificity(const Pattern& pattern) {
   return points;
 }
 
+Mentions root_mentions(const Rule& rule, const RootsAlternative& alternative) {
+  Mentions mentions;
+  for (size_t i = 0; i < rule.roots.size(); ++i) {
+    ++mentions[rule.roots[i].name];
+    Mentions most;
+    for (const PatternPtr& pattern : alternative.roots[i]) {
+      Mentions one;
+      count_mentions(*pattern, one);
+      for (const auto& [name, count] : one) most[name] = std::max(most[name], count);
+    }
+    for (const auto& [name, count] : most) mentions[name] += count;
+  }
+  for (const RootDecl& root : rule.roots) {
+    if (root.guard != nullptr) count_mentions(*root.guard, mentions);
+  }
+  return mentions;
+}
+
+size_t root_specificity(const RootsAlternative& alternative) {
+  size_t sum = 0;
+  for (const std::vector<PatternPtr>& patterns : alternative.roots) {
+    size_t least = pattern_specificity(*patterns[0]);
+    for (const PatternPtr& pattern : patterns) least = std::min(least, pattern_specificity(*pattern));
+    sum += least;
+  }
+  return sum;
+}
+
 }  // namespace dpl::compiler

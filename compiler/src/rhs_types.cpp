@@ -346,19 +346,30 @@ void check_rule(const Rule& rule, const OpRegistry& registry, DiagnosticEngine& 
     return;
   }
   if (rule.kind != Rule::Kind::MultiRoot) return;
-  // Multi-root rules: roots without alternatives (sema's rule); a group's members are typed one by one at run time.
-  RuleTyper typer(registry, diags);
-  std::map<std::string, const RootDecl*> roots;
-  for (const RootDecl& root : rule.roots) {
-    if (root.group) return;
-    typer.bind(root.name, typer.type_pattern(*root.pattern));
-    roots.emplace(root.name, &root);
-  }
-  // Which node a constant without a sibling takes its dtype from is the generated code's business: unknown here.
-  if (!typer.type_lets(rule.lets, nullptr)) return;
-  for (const RootRewrite& rewrite : rule.rewrites) {
-    const RootDecl& root = *roots.at(rewrite.root);
-    if (!check_replacement(typer, *rewrite.value, typer.bound(root.name), nullptr, *root.pattern, "", diags)) return;
+  // Multi-root rules, alternative by alternative; a group's members are typed one by one at run time.
+  if (std::any_of(rule.roots.begin(), rule.roots.end(), [](const RootDecl& root) { return root.group; })) return;
+  std::vector<RootsAlternative> alternatives = expand_root_alternatives(rule);
+  for (size_t k = 0; k < alternatives.size(); ++k) {
+    RuleTyper typer(registry, diags);
+    std::map<std::string, size_t> roots;
+    for (size_t i = 0; i < rule.roots.size(); ++i) {
+      typer.bind(rule.roots[i].name, typer.type_pattern(*alternatives[k].roots[i][0]));
+      roots.emplace(rule.roots[i].name, i);
+    }
+    std::string which;
+    if (alternatives.size() > 1) {
+      which = " (in alternative " + std::to_string(k + 1) + " of " + std::to_string(alternatives.size()) + ")";
+    }
+    // Which node a constant without a sibling takes its dtype from is the generated code's business: unknown here.
+    // One report per rule: the other alternatives usually repeat it.
+    if (!typer.type_lets(rule.lets, nullptr)) return;
+    for (const RootRewrite& rewrite : rule.rewrites) {
+      const size_t i = roots.at(rewrite.root);
+      if (!check_replacement(typer, *rewrite.value, typer.bound(rule.roots[i].name), nullptr,
+                             *alternatives[k].roots[i][0], which, diags)) {
+        return;
+      }
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -23,7 +24,7 @@ namespace {
 
 // --- what a variable holds while a rule is tried ---
 
-enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let, List };
+enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let, List, AttrList, DimList };
 
 struct Binding {
   bool bound = false;
@@ -31,7 +32,7 @@ struct Binding {
   OpId op = 0;                    // Op
   const AttrValue* attr = nullptr;  // Attr: the matched node's attribute
   Dim dim = Dim::fixed(0);        // Dim
-  int list = -1;                  // List: an index into the alternative's lists
+  int list = -1;  // List: an index into the alternative's lists; AttrList, DimList: into its attr, dim lists
 };
 
 // A guard-like value, as the generated C++ computes it: numbers in double precision (integer arithmetic there is
@@ -70,7 +71,8 @@ struct Instr {
     Users,      // a choice point: regs[dst] = each user of regs[reg] in turn (a later root's candidates)
     NotRoot,    // regs[reg] is none of the roots matched so far (registers `roots`, group lists `lists`)
     Guard,      // `*guard` holds (a root's own guard)
-    Group,      // collects group `index`'s members (the candidate program follows), then goes on at `dst`
+    Group,      // collects group `index`'s members (each alternative's candidate program starts at one of `roots`),
+                // then goes on at `dst`
     Member,     // the end of a group's candidate program: tries the member program that follows on regs[reg]
     Collect,    // the end of a member program: appends its values to group `index`'s lists
     Accept,     // the end of the match: the rule's guard, then its action
@@ -98,6 +100,8 @@ struct Instr {
 struct GroupInfo {
   int members = -1;                             // the list of the members themselves
   std::vector<std::pair<int, int>> collected;  // (value slot inside the member program, list) incl. the members
+  std::vector<std::pair<int, int>> collected_attrs;  // (attribute slot inside the member program, attr list)
+  std::vector<std::pair<int, int>> collected_dims;   // (dimension slot inside the member program, dim list)
 };
 
 bool attr_equal(const AttrValue& a, const AttrValue& b) { return a == b; }
@@ -152,29 +156,25 @@ class Alternative {
   // A multi-root rule (docs/semantics.md), as the emitter's MultiRootEmitter matches it: the anchor at the visited
   // node; each later root among the users of a value bound before it, backtracking over the candidates in users()
   // order; a group collects every candidate that matches.
-  Alternative(const OpRegistry& registry, const Rule& rule, size_t rule_index)
-      : registry_(registry), rule_(rule), rule_index_(rule_index) {
-    for (const RootDecl& root : rule.roots) {
-      ++mentions_[root.name];
-      count_mentions(*root.pattern, mentions_);
-      specificity_ += pattern_specificity(*root.pattern);
-    }
-    for (const RootDecl& root : rule.roots) {
-      if (root.guard != nullptr) count_mentions(*root.guard, mentions_);
-    }
+  // `roots` is one alternative of the rule (expand_root_alternatives).
+  Alternative(const OpRegistry& registry, RootsAlternative roots, const Rule& rule, size_t rule_index)
+      : registry_(registry), roots_(std::move(roots)), rule_(rule), rule_index_(rule_index) {
+    mentions_ = root_mentions(rule, roots_);
+    specificity_ = root_specificity(roots_);
     MatchOrder order(registry_, mentions_);
     const RootDecl& anchor = rule.roots[0];
-    anchor_at(*anchor.pattern);
+    const Pattern& anchor_pattern = *roots_.roots[0][0];
+    anchor_at(anchor_pattern);
     const int root = new_register();
     emit(Instr::Kind::Var, root).slot = slot(anchor.name, SlotKind::Value);
-    compile(*anchor.pattern, root, /*op_known=*/true, order);
+    compile(anchor_pattern, root, /*op_known=*/true, order);
     if (anchor.guard != nullptr) emit_guard(*anchor.guard, root, /*in_group=*/false);
     root_registers_.push_back(root);
     for (size_t i = 1; i < rule.roots.size(); ++i) {
       if (rule.roots[i].group) {
-        compile_group(rule.roots[i], order);
+        compile_group(rule.roots[i], roots_.roots[i], order);
       } else {
-        compile_root(rule.roots[i], order);
+        compile_root(rule.roots[i], *roots_.roots[i][0], order);
       }
     }
     finish();
@@ -197,6 +197,8 @@ class Alternative {
     trail_.clear();
     orders_.assign(num_loops_, 0);
     lists_.resize(static_cast<size_t>(num_lists_));
+    attr_lists_.resize(static_cast<size_t>(num_attr_lists_));
+    dim_lists_.resize(static_cast<size_t>(num_dim_lists_));
     fired_ = false;
     run(0);
     return fired_;
@@ -249,19 +251,25 @@ class Alternative {
 
   // The candidates for a later root: from the value it shares with the roots before it, up the users along the
   // hook's path (innermost call first), each a call of the op on the path. Returns the candidate's register.
-  int open_candidates(const RootDecl& root) {
-    std::optional<RootHook> hook = find_root_hook(*root.pattern, [&](const std::string& name) {
-      auto it = slots_.find(name);
-      return it != slots_.end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Value;
+  // `scope`: the names bound before the root (a group's alternatives do not see each other's).
+  int open_candidates(const Pattern& root, const std::map<std::string, int>& scope) {
+    std::optional<RootHook> hook = find_root_hook(root, [&](const std::string& name) {
+      auto it = scope.find(name);
+      return it != scope.end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Value;
     });
     int from = new_register();
     Instr& load = emit(Instr::Kind::Load, 0);
     load.dst = from;
-    load.slot = slots_.at(hook->variable);  // sema reports a root without a hook
+    load.slot = scope.at(hook->variable);  // sema reports a root without a hook
     for (size_t depth = hook->path.size(); depth-- > 0;) {
       const int user = new_register();
       emit(Instr::Kind::Users, from).dst = user;
-      check_callee(call_at(*root.pattern, std::span(hook->path).first(depth)), user);
+      const Pattern& step = pattern_at(root, std::span(hook->path).first(depth));
+      if (const auto* call = std::get_if<CallPattern>(&step.node)) {
+        check_callee(*call, user);
+      } else {
+        emit(Instr::Kind::TupleAtLeast, user).count = 0;  // a tuple on the way to the root
+      }
       from = user;
     }
     return from;
@@ -285,18 +293,19 @@ class Alternative {
   }
 
   // A later root: the first candidate with which the rest of the rule matches.
-  void compile_root(const RootDecl& root, const MatchOrder& order) {
-    const int candidate = open_candidates(root);
+  void compile_root(const RootDecl& root, const Pattern& pattern, const MatchOrder& order) {
+    const int candidate = open_candidates(pattern, slots_);
     check_not_root(candidate);
     emit(Instr::Kind::Var, candidate).slot = slot(root.name, SlotKind::Value);
-    compile(*root.pattern, candidate, /*op_known=*/true, order);
+    compile(pattern, candidate, /*op_known=*/true, order);
     if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/false);
     root_registers_.push_back(candidate);
   }
 
   // A group: every candidate that matches (with the group's guard) is a member; the values first bound in the
-  // member's pattern become lists, one entry per member, everywhere after it.
-  void compile_group(const RootDecl& root, const MatchOrder& order) {
+  // member's pattern (by every alternative) become lists, one entry per member, everywhere after it. Each
+  // alternative scans its candidates in turn (Group's `starts`); the members so far are no candidates again.
+  void compile_group(const RootDecl& root, const std::vector<PatternPtr>& alternatives, const MatchOrder& order) {
     const int index = static_cast<int>(groups_.size());
     const size_t group_pc = program_.size();
     emit(Instr::Kind::Group, 0).index = index;
@@ -304,29 +313,50 @@ class Alternative {
     GroupInfo group;
     group.members = num_lists_++;
     groups_.push_back(group);  // its own members are not candidates again (a user listed twice)
-    const int candidate = open_candidates(root);
-    check_not_root(candidate);
-    emit(Instr::Kind::Member, candidate);
     const int member_slot = slot(root.name, SlotKind::Value);
-    emit(Instr::Kind::Var, candidate).slot = member_slot;
-    compile(*root.pattern, candidate, /*op_known=*/true, order);
-    if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/true);
-    emit(Instr::Kind::Collect, candidate).index = index;
+    std::map<std::string, size_t> bound_by;  // how many alternatives bind each new name
+    for (const PatternPtr& alternative : alternatives) {
+      program_[group_pc].roots.push_back(static_cast<int>(program_.size()));  // where its candidates start
+      const int candidate = open_candidates(*alternative, before);
+      check_not_root(candidate);
+      emit(Instr::Kind::Member, candidate);
+      emit(Instr::Kind::Var, candidate).slot = member_slot;
+      Mentions names;
+      count_mentions(*alternative, names);
+      for (const auto& [name, count] : names) ++bound_by[name];
+      compile(*alternative, candidate, /*op_known=*/true, order);
+      if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/true);
+      emit(Instr::Kind::Collect, candidate).index = index;
+    }
     program_[group_pc].dst = static_cast<int>(program_.size());
-    // Sema allows only values to be first bound inside a group; each becomes a list.
+    // Sema allows values, attributes and dimensions to be first bound inside a group; each bound by every
+    // alternative becomes a list.
     for (auto it = slots_.begin(); it != slots_.end();) {
       if (before.count(it->first) != 0) {
         ++it;
         continue;
       }
-      if (kinds_[static_cast<size_t>(it->second)] != SlotKind::Value) {
+      const bool everywhere = it->second == member_slot || bound_by[it->first] == alternatives.size();
+      const SlotKind kind = kinds_[static_cast<size_t>(it->second)];
+      if ((kind != SlotKind::Value && kind != SlotKind::Attr && kind != SlotKind::Dim) || !everywhere) {
         it = slots_.erase(it);
         continue;
       }
-      const int list = it->second == member_slot ? group.members : num_lists_++;
-      groups_[static_cast<size_t>(index)].collected.emplace_back(it->second, list);
+      GroupInfo& info = groups_[static_cast<size_t>(index)];
+      int list = 0;
+      if (kind == SlotKind::Attr) {
+        list = num_attr_lists_++;
+        info.collected_attrs.emplace_back(it->second, list);
+      } else if (kind == SlotKind::Dim) {
+        list = num_dim_lists_++;
+        info.collected_dims.emplace_back(it->second, list);
+      } else {
+        list = it->second == member_slot ? group.members : num_lists_++;
+        info.collected.emplace_back(it->second, list);
+      }
       const int list_slot = static_cast<int>(kinds_.size());
-      kinds_.push_back(SlotKind::List);
+      kinds_.push_back(kind == SlotKind::Attr ? SlotKind::AttrList : kind == SlotKind::Dim ? SlotKind::DimList
+                                                                                           : SlotKind::List);
       list_slots_.emplace_back(list_slot, list);
       it->second = list_slot;
       ++it;
@@ -565,7 +595,10 @@ class Alternative {
         case Instr::Kind::Group: {
           const GroupInfo& group = groups_[static_cast<size_t>(instr.index)];
           for (const auto& [slot, list] : group.collected) lists_[static_cast<size_t>(list)].clear();
-          run(pc + 1);  // the candidates, each ending in Member
+          for (const auto& [slot, list] : group.collected_attrs) attr_lists_[static_cast<size_t>(list)].clear();
+          for (const auto& [slot, list] : group.collected_dims) dim_lists_[static_cast<size_t>(list)].clear();
+          // Each alternative's candidates, each ending in Member.
+          for (int start : instr.roots) run(static_cast<size_t>(start));
           if (lists_[static_cast<size_t>(group.members)].size() < 2) return false;
           pc = static_cast<size_t>(instr.dst) - 1;
           break;
@@ -576,11 +609,19 @@ class Alternative {
           unbind_to(mark);
           return false;  // the next candidate
         }
-        case Instr::Kind::Collect:
-          for (const auto& [slot, list] : groups_[static_cast<size_t>(instr.index)].collected) {
+        case Instr::Kind::Collect: {
+          const GroupInfo& group = groups_[static_cast<size_t>(instr.index)];
+          for (const auto& [slot, list] : group.collected) {
             lists_[static_cast<size_t>(list)].push_back(vars_[static_cast<size_t>(slot)].node);
           }
+          for (const auto& [slot, list] : group.collected_attrs) {
+            attr_lists_[static_cast<size_t>(list)].push_back(*vars_[static_cast<size_t>(slot)].attr);
+          }
+          for (const auto& [slot, list] : group.collected_dims) {
+            dim_lists_[static_cast<size_t>(list)].push_back(vars_[static_cast<size_t>(slot)].dim);
+          }
           return true;
+        }
         case Instr::Kind::Accept:
           return accept();
         default:
@@ -700,12 +741,11 @@ class Alternative {
   // written, which decides alone).
   static bool check_const(const ConstPattern& constant, const Node* node) {
     if (node->kind() != NodeKind::Constant) return false;
-    const Literal& literal = node->literal();
     if (constant.value) {
-      if (!literal.is_scalar() || literal.values[0] != *constant.value) return false;
-      if (!constant.integer_value && !constant.dtype && !is_float(literal.dtype)) return false;
+      if (!node->is_scalar_constant() || node->scalar_value() != *constant.value) return false;
+      if (!constant.integer_value && !constant.dtype && !is_float(node->constant_dtype())) return false;
     }
-    return !constant.dtype || literal.dtype == *constant.dtype;
+    return !constant.dtype || node->constant_dtype() == *constant.dtype;
   }
 
   bool check_type(const Instr& instr, const Node* node) {
@@ -788,6 +828,9 @@ class Alternative {
   const std::vector<Node*>& list_of(const std::string& name) const {
     return lists_[static_cast<size_t>(variable(name).list)];
   }
+  const std::vector<AttrValue>& attr_list_of(const std::string& name) const {
+    return attr_lists_[static_cast<size_t>(variable(name).list)];
+  }
 
   static Computed literal(const AttrValue& value) {
     if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
@@ -811,6 +854,21 @@ class Alternative {
         return Computed(OpRef{bound.op});
       case SlotKind::List:  // read through .count and .shape[i] only
         return std::nullopt;
+      case SlotKind::DimList: {  // read as numbers: every member's extent, all static or the rule fails
+        IntList extents;
+        for (const Dim& dim : dim_lists_[static_cast<size_t>(bound.list)]) {
+          if (!dim.is_static()) return std::nullopt;
+          extents.push_back(dim.extent());
+        }
+        return Computed(std::in_place_type<IntList>, std::move(extents));
+      }
+      case SlotKind::AttrList: {  // as an attribute value: the members' common value, or the rule fails
+        const std::vector<AttrValue>& members = attr_list_of(var.name);
+        if (std::adjacent_find(members.begin(), members.end(), std::not_equal_to<>()) != members.end()) {
+          return std::nullopt;
+        }
+        return Computed(std::in_place_type<AttrValue>, members[0]);
+      }
       case SlotKind::Attr:
         break;
     }
@@ -841,8 +899,8 @@ class Alternative {
       return Computed(static_cast<double>(node->type()->rank()));
     }
     // value
-    if (node->kind() != NodeKind::Constant || !node->literal().is_scalar()) return std::nullopt;
-    return Computed(node->literal().values[0]);
+    if (!node->is_scalar_constant()) return std::nullopt;
+    return Computed(node->scalar_value());
   }
 
   // `x.shape[i]`: a number; over a group's list, one per member (every member must have that static dimension).
@@ -895,6 +953,21 @@ class Alternative {
   std::optional<Computed> binary(const BinaryExpr& binary) {
     const bool equality = binary.op == BinaryOp::Equal || binary.op == BinaryOp::NotEqual;
     auto result = [&](bool equal) { return Computed(binary.op == BinaryOp::Equal ? equal : !equal); };
+    if (equality && (binary.lhs->type == ExprType::AttrList || binary.rhs->type == ExprType::AttrList)) {
+      // Against a literal or a single capture: for every member; two attribute lists compare as wholes.
+      const bool list_left = binary.lhs->type == ExprType::AttrList;
+      const Expr& list_side = list_left ? *binary.lhs : *binary.rhs;
+      const std::vector<AttrValue>& list = attr_list_of(std::get<VarExpr>(list_side.node).name);
+      const Expr& other = list_left ? *binary.rhs : *binary.lhs;
+      if (other.type == ExprType::AttrList) return result(list == attr_list_of(std::get<VarExpr>(other.node).name));
+      const AttrValue value = whole_attr(other);
+      return Computed(std::all_of(list.begin(), list.end(), [&](const AttrValue& member) {
+        return binary.op == BinaryOp::Equal ? member == value : member != value;
+      }));
+    }
+    if (binary.lhs->type == ExprType::NumberList || binary.rhs->type == ExprType::NumberList) {
+      return number_list_comparison(binary);
+    }
     if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
       // Two dimensions compare as dimensions, so that equal symbolic ones are equal.
       return result(variable(std::get<VarExpr>(binary.lhs->node).name).dim ==
@@ -930,15 +1003,48 @@ class Alternative {
       case BinaryOp::Divide:
         return Computed(a / b);
       case BinaryOp::Less:
-        return Computed(a < b);
       case BinaryOp::LessEqual:
-        return Computed(a <= b);
       case BinaryOp::Greater:
-        return Computed(a > b);
       case BinaryOp::GreaterEqual:
-        return Computed(a >= b);
+        return Computed(compare(binary.op, a, b));
       default:
         return std::nullopt;
+    }
+  }
+
+  // A list of numbers against a number: for every member; two lists (== and != only): as wholes.
+  std::optional<Computed> number_list_comparison(const BinaryExpr& binary) {
+    std::optional<Computed> lhs = compute(*binary.lhs);
+    std::optional<Computed> rhs = compute(*binary.rhs);
+    if (!lhs || !rhs) return std::nullopt;
+    if (binary.lhs->type == binary.rhs->type) {
+      const bool equal = std::get<IntList>(*lhs) == std::get<IntList>(*rhs);
+      return Computed(binary.op == BinaryOp::Equal ? equal : !equal);
+    }
+    const bool list_left = binary.lhs->type == ExprType::NumberList;
+    const IntList& list = std::get<IntList>(list_left ? *lhs : *rhs);
+    const double number = std::get<double>(list_left ? *rhs : *lhs);
+    return Computed(std::all_of(list.begin(), list.end(), [&](int64_t member) {
+      const double a = list_left ? static_cast<double>(member) : number;
+      const double b = list_left ? number : static_cast<double>(member);
+      return compare(binary.op, a, b);
+    }));
+  }
+
+  static bool compare(BinaryOp op, double a, double b) {
+    switch (op) {
+      case BinaryOp::Equal:
+        return a == b;
+      case BinaryOp::NotEqual:
+        return a != b;
+      case BinaryOp::Less:
+        return a < b;
+      case BinaryOp::LessEqual:
+        return a <= b;
+      case BinaryOp::Greater:
+        return a > b;
+      default:
+        return a >= b;
     }
   }
 
@@ -1033,6 +1139,11 @@ class Alternative {
   // as the generated code converts it.
   std::optional<AttrValue> attr_value(const Expr& value, AttrKind kind) {
     if (const auto* literal = std::get_if<LiteralExpr>(&value.node)) return literal->value;
+    if (value.type == ExprType::AttrList) {  // the members' common value (sema: of the attribute's kind)
+      std::optional<Computed> common = compute(value);
+      if (!common) return std::nullopt;
+      return std::get<AttrValue>(*common);
+    }
     if (const auto* var = std::get_if<VarExpr>(&value.node); var != nullptr && !value.dtype_literal &&
                                                               value.attr_kind == kind && value.type != ExprType::Value &&
                                                               kind_of(var->name) == SlotKind::Attr) {
@@ -1062,6 +1173,7 @@ class Alternative {
 
   const OpRegistry& registry_;
   PatternPtr pattern_;
+  RootsAlternative roots_;  // a multi-root rule's alternative
   const Rule& rule_;
   size_t rule_index_;
   size_t specificity_ = 0;
@@ -1090,6 +1202,10 @@ class Alternative {
   std::vector<int> trail_;  // slots bound, in order, to unbind when a choice point backtracks
   std::vector<int> orders_;
   std::vector<std::vector<Node*>> lists_;  // the groups' lists
+  std::vector<std::vector<AttrValue>> attr_lists_;  // the attributes captured in groups, per member
+  std::vector<std::vector<Dim>> dim_lists_;         // the dimensions bound in groups, per member
+  int num_attr_lists_ = 0;
+  int num_dim_lists_ = 0;
   bool fired_ = false;
 };
 
@@ -1132,7 +1248,9 @@ class InterpretedPass {
       const Rule& rule = pass.rules[rules[i]];
       rule_infos_.push_back(RuleInfo{rule.name, locations_[i]});
       if (rule.kind == Rule::Kind::MultiRoot) {
-        alternatives_.push_back(std::make_unique<Alternative>(registry, rule, i));
+        for (RootsAlternative& roots : expand_root_alternatives(rule)) {
+          alternatives_.push_back(std::make_unique<Alternative>(registry, std::move(roots), rule, i));
+        }
         continue;
       }
       // A partition pass visits users first, so that each match is as large as it can be.

@@ -349,6 +349,7 @@ class Checker {
   // --- rules and patterns ---
 
   void check_rule(Rule& rule) {
+    member_only_.clear();
     if (rule.kind == Rule::Kind::MultiRoot) return check_multi_rule(rule);
     size_t errors_before = diags_.error_count();
     const bool partition = rule.kind == Rule::Kind::Partition;
@@ -434,6 +435,7 @@ class Checker {
   void bind_or_use(const std::string& name, SourceLoc loc, Variable variable, Scope& scope) {
     auto it = scope.find(name);
     if (it == scope.end()) {
+      if (report_member_only(name, loc)) return;
       variable.loc = loc;
       scope.emplace(name, std::move(variable));
       return;
@@ -699,9 +701,20 @@ class Checker {
     expr.type = list ? ExprType::ValueList : ExprType::Value;
   }
 
+  // `xs...` bound inside a group: a list per member, readable only in the group's guard.
+  bool report_member_only(const std::string& name, SourceLoc loc) {
+    auto it = member_only_.find(name);
+    if (it == member_only_.end()) return false;
+    Diagnostic& diag = diags_.error(loc, "'" + name + "' holds the operands " + name + "... matched in each member of "
+                                         "group '" + it->second.second + "'; read it in the group's own guard");
+    DiagnosticEngine::add_note(diag, it->second.first, "bound here");
+    return true;
+  }
+
   const Variable* use_variable(const std::string& name, SourceLoc loc, VarKind expected, Scope& scope) {
     auto it = scope.find(name);
     if (it == scope.end()) {
+      if (report_member_only(name, loc)) return nullptr;
       std::vector<std::string> bound;
       for (const auto& [bound_name, variable] : scope) {
         if (variable.kind == expected && !variable.partial) bound.push_back(bound_name);
@@ -871,6 +884,8 @@ class Checker {
         return "a list of graph values (one per group member)";
       case ExprType::NumberList:
         return "a list of numbers";
+      case ExprType::AttrList:
+        return "a list of attribute values (one per group member)";
     }
     return "unknown";
   }
@@ -948,11 +963,11 @@ class Checker {
         return variable.list ? ExprType::ValueList : ExprType::Value;
       case VarKind::Op:
         return ExprType::Op;
-      case VarKind::Dim:
-        return ExprType::Number;
+      case VarKind::Dim:  // a group's: one extent per member
+        return variable.list ? ExprType::NumberList : ExprType::Number;
       case VarKind::Attr:
         expr.attr_kind = variable.attr_kind;
-        return type_of_attr(variable.attr_kind);
+        return variable.list ? ExprType::AttrList : type_of_attr(variable.attr_kind);
     }
     return ExprType::Unknown;
   }
@@ -1023,6 +1038,10 @@ class Checker {
       }
       return true;
     };
+    if (binary.op != BinaryOp::And && binary.op != BinaryOp::Or &&
+        (lhs == ExprType::NumberList || rhs == ExprType::NumberList)) {
+      return check_number_list_comparison(binary);
+    }
     switch (binary.op) {
       case BinaryOp::Add:
       case BinaryOp::Subtract:
@@ -1039,15 +1058,59 @@ class Checker {
         return require(ExprType::Bool, "conditions") ? ExprType::Bool : ExprType::Unknown;
       case BinaryOp::Equal:
       case BinaryOp::NotEqual:
+        if (lhs == ExprType::AttrList || rhs == ExprType::AttrList) return check_attr_list_equality(binary, scope);
         if (is_list_type(lhs) || is_list_type(rhs)) {
-          diags_.error(binary.op_loc, "cannot compare lists (not supported yet); compare each member in the "
-                                      "group's own guard");
+          diags_.error(binary.op_loc, "cannot compare lists of graph values (not supported yet); compare each member "
+                                      "in the group's own guard");
           return ExprType::Unknown;
         }
         if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
         diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
         return ExprType::Unknown;
     }
+    return ExprType::Unknown;
+  }
+
+  // `w.shape[1] <= 128`: a list of numbers (one per group member) against a number holds when the comparison
+  // holds for every member; two such lists compare as wholes with `==` and `!=` (same count, pairwise equal).
+  ExprType check_number_list_comparison(const BinaryExpr& binary) {
+    const ExprType lhs = binary.lhs->type;
+    const ExprType rhs = binary.rhs->type;
+    const bool ordering = binary.op == BinaryOp::Less || binary.op == BinaryOp::LessEqual ||
+                          binary.op == BinaryOp::Greater || binary.op == BinaryOp::GreaterEqual;
+    const bool equality = binary.op == BinaryOp::Equal || binary.op == BinaryOp::NotEqual;
+    const bool against_number = lhs == ExprType::Number || rhs == ExprType::Number;
+    if ((ordering || equality) && against_number) return ExprType::Bool;
+    if (equality && lhs == rhs) return ExprType::Bool;
+    diags_.error(binary.op_loc, "'" + std::string(binary_op_spelling(binary.op)) + "' between " + type_name(lhs) +
+                                    " and " + type_name(rhs) + ": a list of numbers compares with a number (every "
+                                    "member) or, with == and !=, with another list of numbers");
+    return ExprType::Unknown;
+  }
+
+  // `a == LITERAL`, `a != b` where `a` holds an attribute per group member: the comparison holds for every
+  // member's value against the literal (converted to the attribute's kind) or the single capture `b`; two such
+  // lists compare as wholes (same count, pairwise equal).
+  ExprType check_attr_list_equality(BinaryExpr& binary, const Scope& scope) {
+    const bool list_left = binary.lhs->type == ExprType::AttrList;
+    const Expr& list = list_left ? *binary.lhs : *binary.rhs;
+    Expr& other = list_left ? *binary.rhs : *binary.lhs;
+    if (auto* literal = std::get_if<LiteralExpr>(&other.node)) {
+      AttrValue converted = literal->value;
+      if (attr_matches_kind(list.attr_kind, converted)) {
+        literal->value = std::move(converted);
+        return ExprType::Bool;
+      }
+    } else if (const auto* var = std::get_if<VarExpr>(&other.node); var != nullptr && !other.dtype_literal) {
+      auto it = scope.find(var->name);
+      if (it != scope.end() && it->second.kind == VarKind::Attr && it->second.attr_kind == list.attr_kind) {
+        return ExprType::Bool;  // another list, or a single capture, of the same kind
+      }
+    }
+    diags_.error(binary.op_loc, "cannot compare '" + to_string(list) + "', " + type_name(list.type) + " of kind " +
+                                    std::string(attr_kind_name(list.attr_kind)) + ", with '" + to_string(other) +
+                                    "' (" +
+                                    type_name(other.type) + "); compare it with a literal or a capture of that kind");
     return ExprType::Unknown;
   }
 
@@ -1078,6 +1141,10 @@ class Checker {
     size_t errors_before = diags_.error_count();
     Scope scope;
     for (size_t i = 0; i < rule.roots.size(); ++i) check_root(rule.roots[i], i == 0, scope);
+    if (count_root_alternatives(rule, kMaxAlternatives) > kMaxAlternatives) {
+      diags_.error(rule.name_loc, "the roots have more than " + std::to_string(kMaxAlternatives) +
+                                      " alternatives together once '|' and '?' are expanded; split the rule");
+    }
     if (rule.guard != nullptr) check_guard(*rule.guard, scope);
     for (LetBinding& let : rule.lets) check_let(let, scope);
     std::map<std::string, const RootRewrite*> rewritten;
@@ -1095,21 +1162,7 @@ class Checker {
       diags_.error(root.name_loc, "the first root is the anchor, matched at the visited node; it cannot be a group "
                                   "(start with the value the group shares, e.g. 'x: _;')");
     }
-    if (count_alternatives(*root.pattern, 1) > 1) {
-      diags_.error(root.pattern->loc, "alternatives ('|', '?') in the roots of a multi-root rule are not supported "
-                                      "yet; write one rule per alternative");
-    }
-    if (!anchor) {
-      if (!root_is_call(*root.pattern)) {
-        diags_.error(root.pattern->loc, "a root after the first must be an op call: it is searched among the users "
-                                        "of values bound before it");
-      } else if (!find_root_hook(*root.pattern, [&](const std::string& name) { return shared_value(name, scope); })) {
-        Diagnostic& diag = diags_.error(root.pattern->loc, "root '" + root.name + "' shares no value with the roots "
-                                                           "before it, so it cannot be found");
-        DiagnosticEngine::add_note(diag, root.name_loc, "an operand of its pattern (or of a call inside it) must be a "
-                                                        "name bound by an earlier root");
-      }
-    }
+    if (!anchor) check_later_root(root, scope);
     if (auto it = scope.find(root.name); it != scope.end()) {
       Diagnostic& diag = diags_.error(root.name_loc, "root name '" + root.name + "' is bound already");
       DiagnosticEngine::add_note(diag, it->second.loc, "bound here");
@@ -1121,24 +1174,61 @@ class Checker {
     check_pattern(*root.pattern, scope);
     if (root.guard != nullptr) check_guard(*root.guard, scope);
     if (!root.group || anchor) return;  // a group anchor was reported above
+    for (auto it = scope.begin(); it != scope.end();) {
+      auto& [name, variable] = *it;
+      if (before.count(name) != 0 || !variable.rest) {
+        ++it;
+        continue;
+      }
+      // One list per member: read in the group's own guard (`where xs.count == 2`), not after it.
+      member_only_[name] = {variable.loc, root.name};
+      it = scope.erase(it);
+    }
     for (auto& [name, variable] : scope) {
       if (before.count(name) != 0) continue;
-      if (variable.rest) {
-        Diagnostic& diag = diags_.error(variable.loc, "'" + name + "...' inside group '" + root.name +
-                                                          "' would be a list per member (not supported yet)");
-        DiagnosticEngine::add_note(diag, root.name_loc, "the group is here");
-        variable.poisoned = true;
-      }
-      if (variable.kind != VarKind::Value) {
+      if (variable.kind == VarKind::Op) {
         Diagnostic& diag = diags_.error(variable.loc, "'" + name + "' is " + var_kind_name(variable.kind) +
                                                           " bound inside group '" + root.name +
-                                                          "'; only graph values can be collected per member (not "
-                                                          "supported yet)");
+                                                          "'; only graph values, attributes and dimensions can be "
+                                                          "collected per member (not supported yet)");
         DiagnosticEngine::add_note(diag, root.name_loc, "the group is here");
         variable.poisoned = true;
       }
       variable.list = true;
     }
+  }
+
+  // A later root is searched among the users of a value bound before it: each of its alternatives must be an op
+  // call with such a value among its operands (or those of a call inside it).
+  void check_later_root(const RootDecl& root, const Scope& scope) {
+    const std::vector<PatternPtr> alternatives = expand_alternatives(*root.pattern);
+    for (size_t k = 0; k < alternatives.size(); ++k) {
+      const Pattern& alternative = *alternatives[k];
+      const std::string which = alternatives.size() == 1 ? "" : alternative_text(k, alternatives.size());
+      if (!root_is_call(alternative)) {
+        diags_.error(alternative.loc, "a root after the first must be an op call: it is searched among the users of "
+                                      "values bound before it" + which);
+        return;
+      }
+      if (!find_root_hook(alternative, [&](const std::string& name) { return shared_value(name, scope); })) {
+        Diagnostic& diag = diags_.error(alternative.loc, "root '" + root.name + "' shares no value with the roots "
+                                                         "before it, so it cannot be found" + which);
+        DiagnosticEngine::add_note(diag, root.name_loc, "an operand of its pattern (or of a call inside it) must be a "
+                                                        "name bound by an earlier root");
+        return;
+      }
+    }
+  }
+
+  static std::string alternative_text(size_t k, size_t count) {
+    return " (in alternative " + std::to_string(k + 1) + " of " + std::to_string(count) + ")";
+  }
+
+  // Whether every alternative of `pattern` is an op call: a root replaced by its rewrite.
+  bool every_alternative_is_call(const Pattern& pattern) const {
+    const std::vector<PatternPtr> alternatives = expand_alternatives(pattern);
+    return std::all_of(alternatives.begin(), alternatives.end(),
+                       [&](const PatternPtr& alternative) { return root_is_call(*alternative); });
   }
 
   // A value a later root can be found from: bound before it, a single value (not a group's list).
@@ -1173,9 +1263,12 @@ class Checker {
       DiagnosticEngine::add_note(diag, first->second->loc, "first rewritten here");
       return;
     }
-    if (!root_is_call(*root->pattern)) {
-      Diagnostic& diag = diags_.error(rewrite.loc, "root '" + rewrite.root + "' is not an op call, so it cannot be "
-                                                   "rewritten; it gives the other roots a value to share");
+    if (!every_alternative_is_call(*root->pattern)) {
+      Diagnostic& diag = diags_.error(rewrite.loc, "root '" + rewrite.root + "' is not an op call" +
+                                                   (count_alternatives(*root->pattern, 1) > 1 ? " in every alternative"
+                                                                                              : "") +
+                                                   ", so it cannot be rewritten; it gives the other roots a value to "
+                                                   "share");
       DiagnosticEngine::add_note(diag, root->name_loc, "declared here");
     }
   }
@@ -1184,7 +1277,7 @@ class Checker {
     const auto* var = std::get_if<VarExpr>(&expr.node);
     if (var == nullptr) return false;
     auto it = scope.find(var->name);
-    return it != scope.end() && it->second.list && !it->second.poisoned;
+    return it != scope.end() && it->second.list && !it->second.poisoned && it->second.kind == VarKind::Value;
   }
 
   static bool is_list_type(ExprType type) { return type == ExprType::ValueList || type == ExprType::NumberList; }
@@ -1352,6 +1445,8 @@ class Checker {
   const OpRegistry& registry_;
   std::map<std::string, const ExternDecl*> externs_;
   const Expr* whole_rhs_ = nullptr;  // the rule's final right-hand side, while it is checked
+  // Names of `xs...` bound inside a group of the rule being checked: where bound, and the group.
+  std::map<std::string, std::pair<SourceLoc, std::string>> member_only_;
 };
 
 }  // namespace

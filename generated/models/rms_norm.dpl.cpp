@@ -37,8 +37,8 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (mean1->attr(0) != axis_value) continue;
         if (mean1->attr(1) != dpl::AttrValue(true)) continue;
         if (power1->operand(0) != multiply1->operand(order2)) continue;
-        if (!constant2->literal().is_scalar() || !dpl::is_float(constant2->literal().dtype)) continue;
-        const double scalar1 = constant2->literal().values[0];
+        if (!constant2->is_scalar_constant() || !dpl::is_float(constant2->constant_dtype())) continue;
+        const double scalar1 = constant2->scalar_value();
         if (scalar1 != 2.0) continue;
         dpl::Node* w = root->operand(order1);
         dpl::Node* x = multiply1->operand(order2);
@@ -52,8 +52,8 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
         const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
         if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
-        if (!eps->literal().is_scalar()) continue;
-        const double eps_value = eps->literal().values[0];
+        if (!eps->is_scalar_constant()) continue;
+        const double eps_value = eps->scalar_value();
         dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
         if (nn_rms_norm1 == nullptr) continue;
         if (rewriter.replace(root, nn_rms_norm1)) return 0;
@@ -94,8 +94,8 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
       if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
       const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
       if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
-      if (!eps->literal().is_scalar()) continue;
-      const double eps_value = eps->literal().values[0];
+      if (!eps->is_scalar_constant()) continue;
+      const double eps_value = eps->scalar_value();
       dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
       if (nn_rms_norm1 == nullptr) continue;
       if (rewriter.replace(root, nn_rms_norm1)) return 0;

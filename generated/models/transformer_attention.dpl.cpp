@@ -55,8 +55,8 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
             const int s_rank = s->type()->rank();
             if (s_rank < 0) continue;
             if (!(s_rank == 0)) continue;
-            if (!s->literal().is_scalar()) continue;
-            const double s_value = s->literal().values[0];
+            if (!s->is_scalar_constant()) continue;
+            const double s_value = s->scalar_value();
             dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
             if (permute_dims2 == nullptr) continue;
             dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
@@ -93,8 +93,8 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           const int s_rank = s->type()->rank();
           if (s_rank < 0) break;
           if (!(s_rank == 0)) break;
-          if (!s->literal().is_scalar()) break;
-          const double s_value = s->literal().values[0];
+          if (!s->is_scalar_constant()) break;
+          const double s_value = s->scalar_value();
           dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
           if (permute_dims3 == nullptr) break;
           dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});

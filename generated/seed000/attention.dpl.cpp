@@ -116,8 +116,8 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (!out->type()->has_shape() || out->type()->rank() < 3 || !out->type()->dims()[2].is_static()) return -1;
   const int64_t out_shape_2 = out->type()->dims()[2].extent();
   if (!(((((((((((((sc_rank == 0) && (q3_rank == 3)) && (q3_shape_0 == (b_extent * n_extent))) && (q3_shape_1 == s_extent)) && (k3_rank == 3)) && (k3_shape_0 == (b_extent * n_extent))) && (k3_shape_1 == skv_extent)) && (v3_rank == 3)) && (v3_shape_0 == (b_extent * n_extent))) && (v3_shape_1 == skv_extent)) && (out_shape_0 == b_extent)) && (out_shape_1 == s_extent)) && (out_shape_2 == n_extent))) return -1;
-  if (!sc->literal().is_scalar()) return -1;
-  const double sc_value = sc->literal().values[0];
+  if (!sc->is_scalar_constant()) return -1;
+  const double sc_value = sc->scalar_value();
   dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
   if (nn_attention1 == nullptr) return -1;
   if (rewriter.replace(root, nn_attention1)) return 0;

@@ -20,8 +20,8 @@ int match_seed000_commutative_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     dpl::OpId op = root->op();
     dpl::Node* x = root->operand(order1);
     dpl::Node* c = constant1;
-    if (!c->literal().is_scalar()) continue;
-    const double c_value = c->literal().values[0];
+    if (!c->is_scalar_constant()) continue;
+    const double c_value = c->scalar_value();
     if (!(c_value == 1.0)) continue;
     dpl::Node* op1 = rewriter.call(op, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))});
     if (op1 == nullptr) continue;

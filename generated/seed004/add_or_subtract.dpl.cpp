@@ -17,8 +17,8 @@ int match_seed004_add_or_subtract_zero_add(dpl::Rewriter& rewriter, dpl::Node* r
   for (int order1 = 0; order1 < 2; ++order1) {
     if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (!constant1->literal().is_scalar()) continue;
-    const double scalar1 = constant1->literal().values[0];
+    if (!constant1->is_scalar_constant()) continue;
+    const double scalar1 = constant1->scalar_value();
     if (scalar1 != 0.0) continue;
     dpl::Node* x = root->operand(order1);
     if (rewriter.replace(root, x)) return 0;
@@ -32,8 +32,8 @@ int match_seed004_add_or_subtract_zero_subtract(dpl::Rewriter& rewriter, dpl::No
   // subtract(x, const(0)) => x
   if (root->operand(1)->kind() != dpl::NodeKind::Constant) return -1;
   dpl::Node* constant1 = root->operand(1);
-  if (!constant1->literal().is_scalar()) return -1;
-  const double scalar1 = constant1->literal().values[0];
+  if (!constant1->is_scalar_constant()) return -1;
+  const double scalar1 = constant1->scalar_value();
   if (scalar1 != 0.0) return -1;
   dpl::Node* x = root->operand(0);
   if (rewriter.replace(root, x)) return 0;

@@ -62,8 +62,8 @@ int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) 
         const int eps_rank = eps->type()->rank();
         if (eps_rank < 0) continue;
         if (!(eps_rank == 0)) continue;
-        if (!eps->literal().is_scalar()) continue;
-        const double eps_value = eps->literal().values[0];
+        if (!eps->is_scalar_constant()) continue;
+        const double eps_value = eps->scalar_value();
         dpl::Node* nn_batch_norm1 = rewriter.call(dpl::op::nn_batch_norm, {x, gamma, beta, mean, var}, dpl::AttrList{/*axis=*/int64_t{1}, /*epsilon=*/static_cast<double>(eps_value), /*center=*/true, /*scale=*/true, /*momentum=*/0.1, /*training=*/false});
         if (nn_batch_norm1 == nullptr) continue;
         dpl::Node* item1 = rewriter.item(nn_batch_norm1, 0);

@@ -18,8 +18,8 @@ int match_seed004_plus_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     for (int order1 = 0; order1 < 2; ++order1) {
       if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
       dpl::Node* constant1 = root->operand(1 - order1);
-      if (!constant1->literal().is_scalar()) continue;
-      const double scalar1 = constant1->literal().values[0];
+      if (!constant1->is_scalar_constant()) continue;
+      const double scalar1 = constant1->scalar_value();
       if (scalar1 != 0.0) continue;
       dpl::Node* x = root->operand(order1);
       if (rewriter.replace(root, x)) return 0;
@@ -30,8 +30,8 @@ int match_seed004_plus_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   for (int order1 = 0; order1 < 2; ++order1) {
     if (root->operand(1 - order1)->kind() != dpl::NodeKind::Constant) continue;
     dpl::Node* constant1 = root->operand(1 - order1);
-    if (!constant1->literal().is_scalar() || !dpl::is_float(constant1->literal().dtype)) continue;
-    const double scalar1 = constant1->literal().values[0];
+    if (!constant1->is_scalar_constant() || !dpl::is_float(constant1->constant_dtype())) continue;
+    const double scalar1 = constant1->scalar_value();
     if (scalar1 != 0.0) continue;
     dpl::Node* x = root->operand(order1);
     if (rewriter.replace(root, x)) return 0;

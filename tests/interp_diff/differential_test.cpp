@@ -219,14 +219,18 @@ TEST(InterpreterDifferential, ExamplesOnTinyLlama) {
 }
 
 // The compiler's run/*.dpl files (all but natives.dpl, whose externs need native code) on every example's models
-// and on inputs written for them (custom ops, groups): multi-root, group and context-root rules, declared ops,
-// patterns, rule order.
+// and on inputs written for them (custom ops, groups, alternatives in roots): multi-root, group and context-root
+// rules, declared ops, patterns, rule order.
 TEST(InterpreterDifferential, CompilerRunRulesOnExampleInputs) {
   std::vector<std::string> inputs;
   for (const fs::path& rules : example_rule_files()) {
     for (const std::string& own : own_inputs(rules)) inputs.push_back(own);
   }
   for (const auto& entry : fs::directory_iterator(DPL_INTERP_DIFF_INPUTS_DIR)) inputs.push_back(entry.path().string());
+  // The inputs of run/*.dpl's test declarations (alternatives in multi-root rules, ...).
+  for (const auto& entry : fs::directory_iterator(DPL_COMPILER_RUN_DIR)) {
+    if (entry.path().string().ends_with(".input.relax")) inputs.push_back(entry.path().string());
+  }
   std::sort(inputs.begin(), inputs.end());
   Coverage coverage;
   for (const auto& entry : fs::directory_iterator(DPL_COMPILER_RUN_DIR)) {
@@ -235,6 +239,16 @@ TEST(InterpreterDifferential, CompilerRunRulesOnExampleInputs) {
   }
   std::cout << coverage.runs << " runs, " << coverage.rewrites << " rewrites\n";
   EXPECT_GE(coverage.rewrites, 20u);
+}
+
+// run/multi_root.dpl's alternatives and group attributes on real models: run_alternative_group combines the 12
+// query, key and value projections of BERT and of ViT (weights transposed parameters: its second alternative),
+// and so do run_group_attributes and run_group_attributes_void (every out_dtype "void").
+TEST(InterpreterDifferential, MultiRootAlternativesOnBertAndVit) {
+  Coverage coverage;
+  compare_rule_file(std::string(DPL_COMPILER_RUN_DIR) + "/multi_root.dpl",
+                    {kModels + "bert_base_uncased.relax", kModels + "vit_base_patch16_224.relax"}, coverage);
+  EXPECT_GE(coverage.rewrites, 3u * 24u);
 }
 
 // Linking tests/compiler/run/custom_ops.dpl registered its ops before main: the file still checks and interprets

@@ -274,13 +274,15 @@ class MultiRootWriter {
   }
 
   std::string anchor() {
-    switch (random_.below(5)) {
+    switch (random_.below(7)) {
       case 0:
         return "_x: Tensor[(_, _n)]";
       case 1:
         return "_x: var()";
       case 2:
         return "_x: nn.relu(_)";
+      case 3:  // alternatives at the anchor: an op, or any value
+        return random_.chance(0.5) ? "_x: nn.relu(_) | var()" : "_x: nn.relu?(var())";
       default:
         return "_x: _";
     }
@@ -294,9 +296,11 @@ class MultiRootWriter {
   }
 
   std::string weight(const std::string& name) {
-    switch (random_.below(5)) {
+    switch (random_.below(6)) {
       case 0:
         return name + ": const";
+      case 4:
+        return name + ": (const | var())";
       case 1:
         return name + ": var()";
       case 2:
@@ -306,15 +310,19 @@ class MultiRootWriter {
     }
   }
 
-  // OP(x, w) or OP(w, x), maybe below nn.relu or a bias add.
+  // OP(x, w) or OP(w, x), maybe below nn.relu or a bias add, or alternatives of these.
   std::string root_pattern(const std::string& op, const std::string& w) {
     std::string call = random_.chance(0.75) || is_matmul(op) ? op + "(_x, " + weight(w) + ")"
                                                              : op + "(" + weight(w) + ", _x)";
-    switch (random_.below(6)) {
+    switch (random_.below(8)) {
       case 0:
         return "nn.relu(" + call + ")";
       case 1:
         return "add(" + call + ", _)";
+      case 2:
+        return "nn.relu?(" + call + ")";
+      case 3:  // the same weight name on both sides, found from _x through different ops
+        return call + " | add(" + op + "(_x, " + w + "), _)";
       default:
         return call;
     }
@@ -363,6 +371,7 @@ class MultiRootWriter {
 
   std::string group() {
     const std::string op = root_op();
+    if (random_.chance(0.5)) return group_with_attribute();
     std::string text = "    group _ms: " + root_pattern(op, "_w");
     if (random_.chance(0.5)) text += " where " + guard_on("_w");
     text += ";\n";
@@ -372,6 +381,23 @@ class MultiRootWriter {
                     "axis=-1);\n";
     }
     return text + "    => _ms => split(concat(_w, axis=1), indices_or_sections=split_indices(_w.shape[1]), axis=1);\n";
+  }
+
+  // An attribute captured per member: compared in the rule's guard, and its common value passed on; or a
+  // dimension bound per member, compared in the rule's guard and passed to split_indices.
+  std::string group_with_attribute() {
+    const bool dims = random_.chance(0.4);
+    std::string text = "    group _ms: matmul(_x, " + (dims ? "_w: Tensor[(4, _k)]" : weight("_w")) + ", out_dtype=_d)";
+    if (!dims && random_.chance(0.3)) text += " | nn.relu(matmul(_x, _w, out_dtype=_d))";
+    text += ";\n";
+    const char* guards[] = {"_d == \"void\"", "_d != \"float32\"", "_ms.count >= 3 && _d == \"void\""};
+    const char* dim_guards[] = {"_k <= 3", "_k != 1 && _k == _ms.shape[1]", "4 > _k"};
+    if (random_.chance(0.6)) {
+      text += std::string("    where ") + (dims ? dim_guards[random_.below(std::size(dim_guards))]
+                                                : guards[random_.below(std::size(guards))]) + ";\n";
+    }
+    return text + "    => _ms => split(matmul(_x, concat(_w, axis=1), out_dtype=_d), indices_or_sections=split_indices(" +
+           (dims ? "_k" : "_w.shape[1]") + "), axis=-1);\n";
   }
 
   std::string context_root() {

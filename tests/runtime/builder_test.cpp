@@ -38,6 +38,14 @@ TEST(Builder, ConstantsShapesTuples) {
   Node* half = b.scalar(0.5, DType::Float16);
   EXPECT_TRUE(half->literal().is_scalar());
   EXPECT_EQ(half->literal().values[0], 0.5);
+  // The summary matchers read instead of the literal.
+  EXPECT_TRUE(half->is_scalar_constant());
+  EXPECT_EQ(half->scalar_value(), 0.5);
+  EXPECT_EQ(half->constant_dtype(), DType::Float16);
+  Node* vector = f.add_constant(Literal{DType::Int32, {2}, {1, 2}});
+  EXPECT_FALSE(vector->is_scalar_constant());
+  EXPECT_EQ(vector->constant_dtype(), DType::Int32);
+  EXPECT_FALSE(b.call("add", {half, half})->is_scalar_constant());
   EXPECT_EQ(half->type()->str(), "R.Tensor((), dtype=\"float16\")");
   Node* shape = b.shape({2, -1});
   EXPECT_TRUE(shape->shape_value()[1].is_inferred());

@@ -492,6 +492,60 @@ TEST_F(Graph, UseListsGrowShrinkAndRecycleTheirMemory) {
   EXPECT_EQ(verify(f), "");
 }
 
+// Builds x, y -> five-field tuple (operands out of line) -> items -> calls with attributes and a constant; returns
+// the output.
+Node* build_mixed_graph(Builder& b, size_t copies) {
+  Node* x = b.param("x", f32({4, 4}));
+  Node* y = b.param("y", f32({4, 4}));
+  Node* total = nullptr;
+  for (size_t i = 0; i < copies; ++i) {
+    Node* fields = b.tuple({x, y, x, y, x});
+    Node* sum = b.call("add", {b.item(fields, 0), b.item(fields, 3)});
+    Node* scaled = b.call("multiply", {sum, b.scalar(0.5 + static_cast<double>(i))});
+    Node* moved = b.call("permute_dims", {scaled}, {{"axes", std::vector<int64_t>{1, 0}}});
+    total = total == nullptr ? moved : b.call("add", {total, moved});
+  }
+  b.output(total);
+  return total;
+}
+
+TEST(GraphMemory, NodesInMemoryOfADestroyedFunctionStartClean) {
+  // Memory of destroyed functions is reused by later ones (the allocator recycles node blocks) and nodes are not
+  // cleared before construction: a node built where a named, used, dead or rewritten one lay must be as new.
+  std::string fresh_text;
+  {
+    Function fresh("main");
+    Builder b(fresh);
+    build_mixed_graph(b, 3);
+    fresh_text = print_function(fresh);
+  }
+  for (int round = 0; round < 3; ++round) {
+    auto dirty = std::make_unique<Function>("main");
+    Builder b(*dirty);
+    Node* output = build_mixed_graph(b, 2000);  // several blocks of nodes, names, literals, use lists
+    for (Node* node : dirty->nodes()) {
+      if (node->kind() == NodeKind::Call) node->set_name("n" + std::to_string(node->id()));
+    }
+    Node* replacement = b.call("negative", {output});
+    dirty->replace_all_uses(output, replacement);
+    dirty->erase_unused(output);
+    dirty.reset();
+
+    Function again("main");
+    Builder rebuilt(again);
+    build_mixed_graph(rebuilt, 3);
+    EXPECT_EQ(print_function(again), fresh_text) << round;
+    EXPECT_EQ(verify(again), "");
+    for (const Node* node : again.nodes()) {
+      EXPECT_FALSE(node->is_dead());
+      if (node->kind() != NodeKind::Param) {
+        EXPECT_TRUE(node->name().empty()) << node->id();
+      }
+      for (const Node* user : node->users()) EXPECT_EQ(count_of(user->operands(), node), count_of(node->users(), user));
+    }
+  }
+}
+
 TEST(Module, FunctionsAndUniqueNames) {
   Module module;
   Function& main = module.add_function("main");

@@ -16,11 +16,11 @@
 namespace dpl {
 
 namespace {
-// Nodes per arena block. Larger blocks (even huge-page backed ones, tried) were slower in the benchmarks: glibc
-// then maps and unmaps them per graph, and every new graph pays fresh page faults and page clearing, where blocks
-// of this size are recycled from the heap.
-constexpr size_t kArenaBlock = 512;
-static_assert(sizeof(void*) != 8 || sizeof(Node) == 128, "a node is two cache lines (graph.h)");
+// Nodes per arena block (graph.h: a block holds its nodes, then their cold parts). Larger blocks (even huge-page
+// backed ones, tried) were slower in the benchmarks: glibc then maps and unmaps them per graph, and every new graph
+// pays fresh page faults and page clearing, where blocks of this size are recycled from the heap.
+constexpr size_t kArenaBlock = Node::kArenaBlockNodes;
+constexpr size_t kArenaBlockBytes = kArenaBlock * (sizeof(Node) + sizeof(detail::NodeCold));
 
 // Bits of Function::node_states_: what compaction knows of a node without reading the node.
 constexpr uint8_t kDeadState = 1;
@@ -177,55 +177,66 @@ Function::Function(std::string name)
 
 Function::~Function() {
   for (size_t i = 0; i < arena_.size(); ++i) {
-    std::destroy_n(arena_[i], i + 1 == arena_.size() ? arena_used_ : kArenaBlock);
-    ::operator delete(arena_[i], std::align_val_t{alignof(Node)});
+    Node* block = arena_[i];
+    for (size_t slot = 0; slot < (i + 1 == arena_.size() ? arena_used_ : kArenaBlock); ++slot) {
+      block[slot].cold().~NodeCold();
+      block[slot].~Node();
+    }
+    ::operator delete(block, std::align_val_t{alignof(Node)});
   }
 }
 
 void Function::add_arena_block() {
-  arena_.push_back(static_cast<Node*>(::operator new(kArenaBlock * sizeof(Node), std::align_val_t{alignof(Node)})));
+  arena_.push_back(static_cast<Node*>(::operator new(kArenaBlockBytes, std::align_val_t{alignof(Node)})));
   arena_used_ = 0;
 }
 
 Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands) {
   if (arena_.empty() || arena_used_ == kArenaBlock) add_arena_block();
-  Node& node = *new (&arena_.back()[arena_used_++]) Node();
+  Node* slot = &arena_.back()[arena_used_++];
+  // Default-initialized, not value-initialized (`Node()`): every member has an initializer, and value-
+  // initialization would first clear the whole object (a `rep stos` per node, measured 16% of a cascading pass).
+  new (reinterpret_cast<char*>(slot) + Node::kColdDistance) detail::NodeCold;
+  Node& node = *new (slot) Node;
   compacted_ = false;
   node.kind_ = kind;
   node.id_ = next_id_++;
   node.type_ = type;
   node.num_operands_ = static_cast<uint32_t>(operands.size());
-  if (node.num_operands_ > Node::kInlineOperands) node.heap_operands_.reset(new Node*[operands.size()]);
-  std::copy(operands.begin(), operands.end(), node.operand_data());
-  for (Node* operand : operands) add_use(operand, &node);
+  if (node.num_operands_ > Node::kInlineOperands) node.cold().heap_operands.reset(new Node*[operands.size()]);
+  Node** slots = node.operand_data();
+  for (size_t i = 0; i < operands.size(); ++i) {  // not std::copy: a memmove call for two or three pointers
+    slots[i] = operands[i];
+    add_use(operands[i], &node);
+  }
   order_.push_back(&node);
   return &node;
 }
 
 void Function::add_use(Node* value, Node* user) {
-  detail::UseList& uses = value->users_;
-  if (uses.size == uses.capacity) {
+  const uint32_t old_capacity = value->users_capacity();
+  if (value->users_size_ == old_capacity) {
     // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
-    if (uses.capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
-    const uint32_t capacity = uses.capacity == 0 ? 1 : uses.capacity * 2;
+    if (old_capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
+    const uint32_t capacity = old_capacity == 0 ? 1 : old_capacity * 2;
     Node** data = use_pool_->take(capacity);
-    std::copy_n(uses.data, uses.size, data);
-    if (uses.data != nullptr) use_pool_->give(uses.data, uses.capacity);
-    uses.data = data;
-    uses.capacity = capacity;
+    std::copy_n(value->users_data_, value->users_size_, data);
+    if (value->users_data_ != nullptr) use_pool_->give(value->users_data_, old_capacity);
+    value->users_data_ = data;
+    value->users_capacity_log2_ = static_cast<uint8_t>(std::countr_zero(capacity)) & 0x7f;
   }
-  uses.data[uses.size++] = user;
+  value->users_data_[value->users_size_++] = user;
 }
 
 void Function::release_uses(Node* node) {
-  detail::UseList& uses = node->users_;
-  if (uses.data != nullptr) use_pool_->give(uses.data, uses.capacity);
-  uses = {};
+  if (node->users_data_ != nullptr) use_pool_->give(node->users_data_, node->users_capacity());
+  node->users_data_ = nullptr;
+  node->users_size_ = 0;
 }
 
 Node* Function::add_param(std::string name, TypeRef type) {
   Node* node = new_node(NodeKind::Param, type, {});
-  node->name_ = std::move(name);
+  node->set_name(std::move(name));
   state_of(node->id_) |= kParamState;
   params_.push_back(node);
   return node;
@@ -236,8 +247,9 @@ Node* Function::add_constant(Literal literal) {
   dims.reserve(literal.shape.size());
   for (int64_t extent : literal.shape) dims.push_back(Dim::fixed(extent));
   Node* node = new_node(NodeKind::Constant, Type::tensor(literal.dtype, dims), {});
-  node->extra_ = std::make_unique<Node::Extra>();
-  node->extra_->literal = std::move(literal);
+  node->cold().extra = std::make_unique<Node::Extra>();
+  const Literal& stored = node->cold().extra->literal = std::move(literal);
+  node->constant_ = {stored.is_scalar() ? stored.values[0] : 0.0, stored.dtype, stored.is_scalar()};
   return node;
 }
 
@@ -301,33 +313,34 @@ Node* Function::add_tuple_item(Node* tuple, int64_t index, std::string& error) {
     return nullptr;
   }
   Node* node = new_node(NodeKind::TupleItem, type->fields()[static_cast<size_t>(index)], std::span(&tuple, 1));
-  node->extra_ = std::make_unique<Node::Extra>();
-  node->extra_->index = index;
+  node->cold().extra = std::make_unique<Node::Extra>();
+  node->cold().extra->index = index;
   return node;
 }
 
 Node* Function::add_shape(std::vector<Dim> dims) {
   Node* node = new_node(NodeKind::ShapeLit, Type::shape(static_cast<int>(dims.size())), {});
-  node->extra_ = std::make_unique<Node::Extra>();
-  node->extra_->shape_value = std::move(dims);
+  node->cold().extra = std::make_unique<Node::Extra>();
+  node->cold().extra->shape_value = std::move(dims);
   return node;
 }
 
 Node* Function::add_func_call(std::string callee, std::span<Node* const> args, TypeRef result_type) {
   Node* node = new_node(NodeKind::FuncCall, result_type ? result_type : Type::unknown(), args);
-  node->extra_ = std::make_unique<Node::Extra>();
-  node->extra_->callee = std::move(callee);
+  node->cold().extra = std::make_unique<Node::Extra>();
+  node->cold().extra->callee = std::move(callee);
   return node;
 }
 
 void Function::set_output(Node* output) {
-  if (output_ != nullptr && output_ != output && output_->users_.size == 0) maybe_unused_.push_back(output_);
+  if (output_ != nullptr && output_ != output && output_->users_size_ == 0) maybe_unused_.push_back(output_);
   output_ = output;
   compacted_ = false;
 }
 
 uint8_t& Function::state_of(uint32_t id) {
-  if (id >= node_states_.size()) node_states_.resize(next_id_, 0);
+  // Grown by half at a time (compact() trims it to the ids in use): each rewrite of a cascade makes a new late user.
+  if (id >= node_states_.size()) node_states_.resize(std::max<size_t>(next_id_, node_states_.size() * 3 / 2), 0);
   return node_states_[id];
 }
 
@@ -351,13 +364,13 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
   if (old_value == replacement) return;
   compacted_ = false;
   // The list is filtered in place (no allocation per rewrite): only the replacement's own uses stay.
-  detail::UseList& users = old_value->users_;
+  Node** users = old_value->users_data_;
   uint32_t kept = 0;
   // A user that appears k times is visited k times; its slots are all rewritten on the first visit.
-  for (uint32_t i = 0; i < users.size; ++i) {
-    Node* user = users.data[i];
+  for (uint32_t i = 0; i < old_value->users_size_; ++i) {
+    Node* user = users[i];
     if (user == replacement) {
-      users.data[kept++] = user;
+      users[kept++] = user;
       continue;
     }
     for (Node*& operand : std::span(user->operand_data(), user->num_operands_)) {
@@ -372,7 +385,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       }
     }
   }
-  users.size = kept;
+  old_value->users_size_ = kept;
   if (kept == 0) maybe_unused_.push_back(old_value);
   if (output_ == old_value) output_ = replacement;
 }
@@ -397,10 +410,10 @@ bool Function::listed_before(const Node* replacement, const Node* user, const No
 namespace {
 
 // Removes one entry of `user` from `node`'s use list (order of the rest is not kept: O(1) after the search).
-void drop_use(detail::UseList& users, Node* user) {
-  for (uint32_t i = users.size; i-- > 0;) {
-    if (users.data[i] != user) continue;
-    users.data[i] = users.data[--users.size];
+void drop_use(Node** users, uint32_t& size, Node* user) {
+  for (uint32_t i = size; i-- > 0;) {
+    if (users[i] != user) continue;
+    users[i] = users[--size];
     return;
   }
 }
@@ -414,16 +427,16 @@ size_t Function::erase_unused(Node* node) {
   while (!pending.empty()) {
     Node* candidate = pending.back();
     pending.pop_back();
-    if (candidate == nullptr || candidate->dead_ || candidate->users_.size != 0 || candidate == output_ ||
+    if (candidate == nullptr || candidate->dead_ || candidate->users_size_ != 0 || candidate == output_ ||
         candidate->kind_ == NodeKind::Param)
       continue;
-    if (candidate->users_.data == nullptr) ++never_used_dead_;
+    if (candidate->users_data_ == nullptr) ++never_used_dead_;
     // A rewrite replaces a node, then erases it: the replacement listed it as maybe unused a moment ago.
     if (!maybe_unused_.empty() && maybe_unused_.back() == candidate) maybe_unused_.pop_back();
     set_dead(candidate);
     ++removed;
     for (Node* operand : candidate->operands()) {
-      drop_use(operand->users_, candidate);
+      drop_use(operand->users_data_, operand->users_size_, candidate);
       pending.push_back(operand);
     }
     candidate->drop_operands();
@@ -437,15 +450,33 @@ size_t Function::erase_unused(Node* node) {
 void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
                                    std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
                                    std::vector<uint32_t>& order_ids) {
+  // The walk reads each node it reaches, one after the other: on a graph larger than the cache every step would
+  // wait for memory. Once the walk is deep (a cascade's chain of late users; most walks end a level or two down),
+  // a node's operands are asked for when it is pushed, and, a few levels down, the operands of the operand that a
+  // node further up visits next (asked for when that node was pushed, so in cache by now).
+  constexpr size_t kDeep = 2;
+  constexpr size_t kLookBack = 4;
+  auto push = [&](Node* node) {
+    if (dfs.size() >= kDeep) {
+      for (const Node* operand : node->operands()) __builtin_prefetch(operand);
+    }
+    if (dfs.size() >= kLookBack) {
+      const auto& [above, above_next] = dfs[dfs.size() - kLookBack];
+      if (above_next < above->num_operands_) {
+        for (const Node* operand : above->operand(above_next)->operands()) __builtin_prefetch(operand);
+      }
+    }
+    dfs.emplace_back(node, 0);  // node, next operand to visit (iterative: graphs are deep)
+  };
   emitted[root->id_] |= kEmitted;
-  dfs.emplace_back(root, 0);  // node, next operand to visit (iterative: graphs are deep)
+  push(root);
   while (!dfs.empty()) {
     auto& [node, next] = dfs.back();
     if (next < node->num_operands_) {
       Node* operand = node->operand(next++);
       if (!(emitted[operand->id_] & kEmitted)) {
         emitted[operand->id_] |= kEmitted;
-        dfs.emplace_back(operand, 0);
+        push(operand);
       }
       continue;
     }
@@ -489,10 +520,14 @@ void Function::for_each_listed_id(Visit visit) const {
 
 void Function::take_spare_order(std::vector<Node*>& order, std::vector<uint32_t>& ids, size_t capacity) {
   order = std::exchange(spare_order_, {});
-  ids = std::exchange(spare_ids_, {});
   order.clear();
-  ids.clear();
   order.reserve(capacity);
+  take_spare_ids(ids, capacity);
+}
+
+void Function::take_spare_ids(std::vector<uint32_t>& ids, size_t capacity) {
+  ids = std::exchange(spare_ids_, {});
+  ids.clear();
   ids.reserve(capacity);
 }
 
@@ -515,10 +550,10 @@ void Function::install_order(std::vector<Node*>&& order, std::vector<uint32_t>&&
 bool Function::may_hold_unused_node() const {
   const int64_t never_used =
       static_cast<int64_t>(next_id_) - static_cast<int64_t>(params_.size()) - first_used_ - never_used_dead_;
-  const bool output_never_used = output_->kind_ != NodeKind::Param && output_->users_.data == nullptr;
+  const bool output_never_used = output_->kind_ != NodeKind::Param && output_->users_data_ == nullptr;
   if (never_used != (output_never_used ? 1 : 0)) return true;
   return std::any_of(maybe_unused_.begin(), maybe_unused_.end(), [this](const Node* node) {
-    return !node->dead_ && node->users_.size == 0 && node->kind_ != NodeKind::Param && node != output_;
+    return !node->dead_ && node->users_size_ == 0 && node->kind_ != NodeKind::Param && node != output_;
   });
 }
 
@@ -533,9 +568,13 @@ bool Function::compact_if_all_used() {
     compact_in_place();
     return true;
   }
-  std::vector<Node*> order;
+  // The walk reads ids and nodes, never order_: the new order is written over it (a fresh buffer would cost the
+  // first compaction of every graph its page faults; measured 23% of a cascading pass on a fresh graph).
+  const size_t live = order_.size() - dead_in_order_;
+  std::vector<Node*> order = std::move(order_);
+  order.clear();
   std::vector<uint32_t> ids;
-  take_spare_order(order, ids, order_.size() - dead_in_order_);
+  take_spare_ids(ids, live);
   std::vector<std::pair<Node*, size_t>> dfs;
   // kEmitted marks go to node_states_ (no fresh array per compact), and are cleared from the new order's ids.
   for (Node* param : params_) {
@@ -623,7 +662,7 @@ void Function::compact_unreachable() {
   std::vector<Node*> touched;
   for (Node* node : order_) {
     if (reachable[node->id_] || node->dead_) continue;
-    if (node->users_.data == nullptr) ++never_used_dead_;
+    if (node->users_data_ == nullptr) ++never_used_dead_;
     set_dead(node);
     for (Node* operand : node->operands()) {
       if (reachable[operand->id_] == 1) {
@@ -634,10 +673,9 @@ void Function::compact_unreachable() {
   }
   for (Node* node : touched) {
     reachable[node->id_] = 1;
-    detail::UseList& users = node->users_;
-    users.size = static_cast<uint32_t>(std::remove_if(users.data, users.data + users.size,
-                                                      [](Node* user) { return user->dead_; }) -
-                                       users.data);
+    Node** users = node->users_data_;
+    node->users_size_ = static_cast<uint32_t>(
+        std::remove_if(users, users + node->users_size_, [](Node* user) { return user->dead_; }) - users);
   }
   for (Node* node : order_) {
     if (!node->dead_) continue;

@@ -38,10 +38,6 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_float(DType dtype) {
-  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 || dtype == DType::Float64;
-}
-
 bool is_integer(DType dtype) {
   return dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::Int64 ||
          dtype == DType::UInt8;

@@ -144,7 +144,11 @@ using detail::describe_node;
 // --- Rewriter ---
 
 Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued)
-    : function_(function), first_new_id_(function.node_id_bound()), worklist_(worklist), queued_(queued) {}
+    : function_(function),
+      first_new_id_(function.node_id_bound()),
+      worklist_(worklist),
+      queued_(queued),
+      known_ids_(queued.size()) {}
 
 Node* Rewriter::call(OpId op, std::span<Node* const> operands, AttrList attrs) {
   return function_.add_call(op, operands, std::move(attrs), last_error_);
@@ -221,8 +225,8 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
       }
     }
   }
-  // The driver knows every node with an id below queued_.size(); the others were created by this rewrite.
-  const size_t known = queued_.size();
+  // The driver knows every node with an id below known_ids_; the others were created by this rewrite.
+  const size_t known = known_ids_;
   std::vector<Node*>& created = created_scratch_;
   created.clear();
   std::vector<Node*>& users = users_scratch_;
@@ -243,7 +247,7 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
     if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
   }
 
-  for (const Node* node : created) queued_.resize(std::max<size_t>(queued_.size(), node->id() + 1), 0);
+  for (const Node* node : created) known_ids_ = std::max<size_t>(known_ids_, node->id() + 1);
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
   // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   std::sort(users.begin(), users.end(), [](const Node* a, const Node* b) { return a->id() > b->id(); });
@@ -313,6 +317,11 @@ PassResult run_on_function(const PassDef& pass, Function& function, Module* modu
   while (pass.match != nullptr) {
     Node* node = nullptr;
     if (!worklist.empty()) {
+      // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
+      // cache by then): ask for the one that pops a few visits from now.
+      if (worklist.size() > detail::kPrefetchDistance) {
+        __builtin_prefetch(worklist[worklist.size() - 1 - detail::kPrefetchDistance]);
+      }
       node = worklist.back();
       worklist.pop_back();
     } else if ((node = next_seeded()) == nullptr) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <variant>
@@ -167,6 +168,7 @@ enum class ExprType : uint8_t {
   Op,
   ValueList,   // a variable bound inside a group root (one value per member) or by `xs...` (the operands)
   NumberList,  // `w.shape[1]` over a value list, `split_indices(...)`
+  AttrList,    // an attribute captured inside a group root (one value per member; `attr_kind` is its kind)
 };
 
 // A use of a variable bound on the left. In a guard, a name that is not bound and spells a dtype (`float32`)
@@ -333,17 +335,18 @@ struct Rule {
 };
 
 // How a later root of a multi-root rule is found from the values bound before it: `path` holds the operand
-// positions from the root's call pattern down to an operand naming such a value (`variable`), outermost first.
-// The matcher scans the users of that value for calls of the innermost op on the path, their users for the next
-// op up, and so on to the root. The shortest path wins, then the leftmost.
+// (tuple field) positions from the root's call pattern down to an operand naming such a value (`variable`),
+// outermost first. The matcher scans the users of that value for calls of the innermost op on the path (tuples,
+// for a tuple pattern there), their users for the next op up, and so on to the root. The shortest path wins,
+// then the leftmost.
 struct RootHook {
   std::vector<size_t> path;
   std::string variable;
 };
 std::optional<RootHook> find_root_hook(const Pattern& root, const std::function<bool(const std::string&)>& bound);
-// The call pattern reached from `root` by following the operand positions `path` (binds looked through); every
-// step must be a call pattern (a prefix of a hook's path, without its last position).
-const CallPattern& call_at(const Pattern& root, std::span<const size_t> path);
+// The call or tuple pattern reached from `root` by following the operand (field) positions `path`, binds looked
+// through (a prefix of a hook's path, without its last position).
+const Pattern& pattern_at(const Pattern& root, std::span<const size_t> path);
 
 // The right-hand side as written: `let y = matmul(x, w); add(y, y)`.
 std::string rhs_to_string(const Rule& rule);
@@ -537,6 +540,20 @@ size_t count_alternatives(const Pattern& pattern, size_t limit);
 // The alternative-free patterns `pattern` stands for, in priority order (left alternative first; for `op?(p)`
 // the op first). In each, every call has one op, no call is optional, and there is no `|`.
 std::vector<PatternPtr> expand_alternatives(const Pattern& pattern);
+
+// One alternative of a multi-root rule (docs/semantics.md): per root, in order, the alternative-free patterns it
+// is matched with — one for a single root (the combinations of the single roots' alternatives make the rule's
+// alternatives, the first root's varying slowest), every alternative of a group root (members are collected
+// alternative by alternative).
+struct RootsAlternative {
+  std::vector<std::vector<PatternPtr>> roots;
+};
+std::vector<RootsAlternative> expand_root_alternatives(const Rule& rule);
+// How many alternatives expand_root_alternatives() gives, times each group's alternatives (saturating at
+// `limit + 1`): what bounds the generated code.
+size_t count_root_alternatives(const Rule& rule, size_t limit);
+// The names `pattern` captures attributes into (`axis=a`), in any alternative.
+std::set<std::string> attribute_captures(const Pattern& pattern);
 
 // Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
 std::string to_string(const Pattern& pattern);

@@ -51,6 +51,12 @@ size_t pattern_size(const Pattern& pattern);
 // not counted.
 size_t pattern_specificity(const Pattern& pattern);
 
+// A multi-root rule's alternative (expand_root_alternatives): the mentions of its roots' names, patterns and
+// guards (a group's alternatives count as their most-mentioning one, name by name, as a member matches one), and
+// its specificity: the sum over the roots, a group counting its least specific alternative.
+Mentions root_mentions(const Rule& rule, const RootsAlternative& alternative);
+size_t root_specificity(const RootsAlternative& alternative);
+
 // The right-hand side's attribute values that are computed (not literals), in order: a matcher reads the
 // properties they need (and declines the rule when one is unknown) before it builds any node.
 void computed_attrs(const Expr& expr, std::vector<const Expr*>& out);

@@ -26,7 +26,10 @@ enum class DType : uint8_t {
 
 std::string_view dtype_name(DType dtype);  // "float32"; "" for Unknown
 std::optional<DType> parse_dtype(std::string_view name);
-bool is_float(DType dtype);
+// Inline: matchers test it on every constant they read.
+inline bool is_float(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 || dtype == DType::Float64;
+}
 bool is_integer(DType dtype);  // signed or unsigned, not bool
 
 // One tensor dimension: a static extent (>= 0) or a named symbol such as `n`.

@@ -144,7 +144,8 @@ class Rewriter {
   Module* module_ = nullptr;
   uint32_t first_new_id_ = 0;
   std::vector<Node*>& worklist_;
-  std::vector<uint8_t>& queued_;
+  std::vector<uint8_t>& queued_;  // by node id: on the worklist
+  size_t known_ids_;              // ids below this were known before the current rewrite
   std::string last_error_;
   // Reused by every replace(): the nodes a rewrite created and the matched node's users.
   std::vector<Node*> created_scratch_;
