@@ -532,7 +532,9 @@ void Function::take_spare_ids(std::vector<uint32_t>& ids, size_t capacity) {
 }
 
 void Function::install_order(std::vector<Node*>&& order, std::vector<uint32_t>&& ids) {
-  spare_order_ = std::exchange(order_, std::move(order));
+  // compact_if_all_used() builds the new order in order_'s own buffer and leaves order_ empty: keep the spare.
+  if (order_.capacity() >= spare_order_.capacity()) spare_order_ = std::move(order_);
+  order_ = std::move(order);
   const size_t params = std::min(params_.size(), ids.size());
   order_by_id_ = std::is_sorted(ids.begin() + static_cast<std::ptrdiff_t>(params), ids.end());
   if (order_by_id_) {
