@@ -1,4 +1,5 @@
-// The real models of ../shared/models (BERT, TinyLlama, ResNet-50, ViT) rewritten by every bundled example pass.
+// The real models of ../shared/models (BERT, TinyLlama, ResNet-50, ViT) rewritten by every bundled example pass,
+// and by the passes of examples/models run by the rule interpreter.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "dpl/support/diagnostics.h"
 #include "dpl/text/tvmscript.h"
+#include "interpreted.h"
 #include "measure.h"
 
 namespace dpl::bench {
@@ -22,6 +24,16 @@ std::vector<std::filesystem::path> model_files(bool smoke) {
   }
   std::sort(files.begin(), files.end());
   if (smoke && files.size() > 1) files.resize(1);
+  return files;
+}
+
+// The rule files of examples/models, in name order.
+std::vector<std::filesystem::path> model_rule_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(DPL_MODEL_RULES_DIR)) {
+    if (entry.path().extension() == ".dpl") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
   return files;
 }
 
@@ -59,16 +71,24 @@ void register_all(const BenchOptions& options) {
       DiagnosticEngine diags;
       return read_module(*source, diags);
     };
-    for (const PassDef* pass : PassRegistry::all()) {
-      benchmark::RegisterBenchmark(fmt::format("model/{}/{}", model.stem().string(), pass->name).c_str(),
-                                   [build, run = worklist_driver(*pass)](benchmark::State& state) {
-                                     measure_rewrite(state, build, run);
-                                   })
+    const auto add_model_benchmark = [&](const std::string& name, const PassDef& pass) {
+      benchmark::RegisterBenchmark(name.c_str(), [build, run = worklist_driver(pass)](benchmark::State& state) {
+        measure_rewrite(state, build, run);
+      })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
           // A pass over a model takes microseconds, re-reading the model for the next iteration milliseconds:
           // a fixed count keeps the untimed reading from dominating the run.
           ->Iterations(options.smoke ? 2 : 100);
+    };
+    for (const PassDef* pass : PassRegistry::all()) {
+      add_model_benchmark(fmt::format("model/{}/{}", model.stem().string(), pass->name), *pass);
+    }
+    // The rule sets written for these models, interpreted: report.py divides by the compiled pass's time.
+    for (const std::filesystem::path& rules : model_rule_files()) {
+      for (const PassDef* pass : interpreted_passes(rules.string())) {
+        add_model_benchmark(fmt::format("model-interpreted/{}/{}", model.stem().string(), pass->name), *pass);
+      }
     }
   }
 }

@@ -189,6 +189,12 @@ def build_table(runs, compile_info):
             if run["rewrites"] != 0:
                 table.add(f"{model}: {pass_name}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
                           run.get("ns_per_node"), None, f"{int(run['rewrites'])} rewrites")
+                interpreted = runs.get(f"model-interpreted/{model}/{pass_name}")
+                if interpreted and not interpreted["error"]:
+                    table.add(f"{model}: {pass_name}, interpreted", int(interpreted["nodes"]),
+                              interpreted["seconds"], interpreted.get("ns_per_visited"),
+                              interpreted.get("ns_per_node"), interpreted["seconds"] / run["seconds"],
+                              "same rules and graph; ratio: interpreted / compiled")
         if idle:
             median = sorted(idle, key=lambda r: r["seconds"])[len(idle) // 2]
             table.add(f"{model}: {len(idle)} passes that match nothing", int(median["nodes"]), median["seconds"],
@@ -248,6 +254,11 @@ def target_lines(runs, compile_info):
         compiled = runs.get(f"{name.split('/')[1]}/{size_of(name)}") if name.startswith("interpreted/") else None
         if compiled and not run["error"] and not compiled["error"]:
             ratios.append((run["seconds"] / compiled["seconds"], interpreted_label(name)))
+    for name, run in sorted(runs.items()):
+        compiled = runs.get(name.replace("model-interpreted/", "model/", 1))
+        if (name.startswith("model-interpreted/") and compiled and not run["error"] and not compiled["error"]
+                and compiled["rewrites"] != 0):
+            ratios.append((run["seconds"] / compiled["seconds"], "/".join(name.split("/")[1:])))
     if ratios:
         worst = min(ratios)
         lines.append(f"- >= 5x faster than interpreting the same rules: "

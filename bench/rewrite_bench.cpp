@@ -3,11 +3,8 @@
 // combined by a multi-root rule, and compiled passes against the rule interpreter running the same rules.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,8 +12,8 @@
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
 #include "combine_qkv.dpl.h"
-#include "dpl/compiler/rule_interpreter.h"
 #include "graphs.h"
+#include "interpreted.h"
 #include "measure.h"
 #include "same_root_1.dpl.h"
 #include "same_root_16.dpl.h"
@@ -65,31 +62,6 @@ void floor_loop(benchmark::State& state, size_t layers) {
   state.counters["nodes"] = static_cast<double>(nodes);
   state.counters["sweeps"] = static_cast<double>(sweeps);
   set_ns_per(state, "node", seconds, static_cast<double>(nodes * sweeps));
-}
-
-// The passes of `<directory>/<file>` (bench/rules/ or the generated rule files) prepared for the rule interpreter;
-// the process exits when they cannot be (the interpreter says why on stderr), since the interpreted benchmarks
-// would otherwise measure nothing.
-const compiler::LoadedRules& interpreted_rules(const std::string& directory, const std::string& file) {
-  static std::vector<std::unique_ptr<compiler::LoadedRules>> loaded;  // alive while benchmarks run
-  std::string error;
-  std::unique_ptr<compiler::LoadedRules> rules = compiler::load_rules(directory + "/" + file, std::cerr, error);
-  if (rules == nullptr) {
-    std::cerr << "bench_rewrite: cannot interpret " << file << (error.empty() ? "" : ": " + error) << "\n";
-    std::exit(1);
-  }
-  loaded.push_back(std::move(rules));
-  return *loaded.back();
-}
-
-const PassDef& interpreted_pass(const std::string& file, std::string_view name,
-                                const std::string& directory = DPL_BENCH_RULES_DIR) {
-  const PassDef* pass = interpreted_rules(directory, file).interpreter->find_pass(name);
-  if (pass == nullptr) {
-    std::cerr << "bench_rewrite: " << file << " has no pass " << name << "\n";
-    std::exit(1);
-  }
-  return *pass;
 }
 
 void register_all(const BenchOptions& options) {
@@ -170,19 +142,20 @@ void register_all(const BenchOptions& options) {
   const size_t interpreted_size = options.smoke ? 1000 : 100'000;
   add_rewrite_benchmark(fmt::format("interpreted/chain/{}", interpreted_size),
                         synthetic([n = interpreted_size](Function& function) { build_add_chain(function, n); }),
-                        worklist_driver(interpreted_pass("chain.dpl", "bench_chain")), interpreted_size);
+                        worklist_driver(interpreted_pass(DPL_BENCH_RULES_DIR "/chain.dpl", "bench_chain")),
+                        interpreted_size);
   const size_t interpreted_layers = transformer_layers_for_nodes(interpreted_size);
   add_rewrite_benchmark(fmt::format("interpreted/transformer/{}", interpreted_size),
                         transformer_of(interpreted_layers),
-                        worklist_driver(interpreted_pass("transformer.dpl", "bench_transformer")),
+                        worklist_driver(interpreted_pass(DPL_BENCH_RULES_DIR "/transformer.dpl", "bench_transformer")),
                         interpreted_layers * transformer_layer_size().rewrites);
   // Where matching dominates: the 64 and 256 rules on one root op of 3. against their compiled passes (the
   // transformer pass above spends most of its time in what the two modes share: the sweep and compact()).
   for (size_t count : {size_t{64}, size_t{256}}) {
     add_rewrite_benchmark(fmt::format("interpreted/rules/{}", count), transformer_of(rules_layers),
-                          worklist_driver(interpreted_pass(fmt::format("same_root_{}.dpl", count),
-                                                           fmt::format("bench_rules_{}", count),
-                                                           DPL_BENCH_GENERATED_RULES_DIR)),
+                          worklist_driver(interpreted_pass(
+                              fmt::format("{}/same_root_{}.dpl", DPL_BENCH_GENERATED_RULES_DIR, count),
+                              fmt::format("bench_rules_{}", count))),
                           rules_layers);
   }
 }
