@@ -3,6 +3,7 @@
 set -euo pipefail
 
 packages=(antlr4 libantlr4-runtime-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev
+          nlohmann-json3-dev  # tools/dpl-lsp
           cmake ninja-build g++ clang
           python3-torch python3-torchvision  # tools/torch-import and its tests
           libonnx-dev libprotobuf-dev libonnx-testdata)  # importers/onnx and its test models

@@ -26,14 +26,32 @@ using dpl_grammar::DplParser;
 // Deeper nesting is rejected before parsing: the parser and the AST passes recurse once per level.
 constexpr int kMaxNesting = 256;
 
-SourceLoc token_loc(const SourceFile& source, const antlr4::Token* token) {
-  SourceLoc loc;
-  loc.file = &source;
-  loc.line = static_cast<uint32_t>(token->getLine());
-  loc.col = static_cast<uint32_t>(token->getCharPositionInLine()) + 1;
-  if (token->getType() != antlr4::Token::EOF && token->getStopIndex() >= token->getStartIndex()) {
-    loc.length = static_cast<uint32_t>(token->getStopIndex() - token->getStartIndex() + 1);
+// ANTLR counts a line's characters (code points); diagnostics count its bytes, as the caret under the source line
+// and the IR reader do. The byte offset of the character `characters` into `line` (past its end: one per character).
+size_t byte_offset(std::string_view line, size_t characters) {
+  size_t offset = 0;
+  for (; characters > 0 && offset < line.size(); --characters) {
+    ++offset;
+    while (offset < line.size() && (static_cast<unsigned char>(line[offset]) & 0xC0) == 0x80) ++offset;
   }
+  return offset + characters;
+}
+
+// The location of `characters` characters from character `column` (0-based) of `line_number`.
+SourceLoc char_span_loc(const SourceFile& source, size_t line_number, size_t column, size_t characters) {
+  const std::string_view line = source.line(static_cast<uint32_t>(line_number));
+  const size_t begin = byte_offset(line, column);
+  const size_t end = byte_offset(line, column + characters);
+  return SourceLoc{&source, static_cast<uint32_t>(line_number), static_cast<uint32_t>(begin + 1),
+                   static_cast<uint32_t>(end - begin)};
+}
+
+SourceLoc token_loc(const SourceFile& source, const antlr4::Token* token) {
+  size_t characters = 1;
+  if (token->getType() != antlr4::Token::EOF && token->getStopIndex() >= token->getStartIndex()) {
+    characters = token->getStopIndex() - token->getStartIndex() + 1;
+  }
+  SourceLoc loc = char_span_loc(source, token->getLine(), token->getCharPositionInLine(), characters);
   // A token spanning lines (a block comment, say) is underlined to the end of its first line.
   std::string_view line = source.line(loc.line);
   if (loc.col <= line.size() && loc.col + loc.length - 1 > line.size()) {
@@ -44,13 +62,13 @@ SourceLoc token_loc(const SourceFile& source, const antlr4::Token* token) {
 }
 
 SourceLoc context_loc(const SourceFile& source, antlr4::ParserRuleContext* context) {
-  SourceLoc loc = token_loc(source, context->getStart());
+  const antlr4::Token* start = context->getStart();
   const antlr4::Token* stop = context->getStop();
-  if (stop != nullptr && stop->getLine() == context->getStart()->getLine() &&
-      stop->getStopIndex() >= context->getStart()->getStartIndex()) {
-    loc.length = static_cast<uint32_t>(stop->getStopIndex() - context->getStart()->getStartIndex() + 1);
+  if (stop != nullptr && stop->getLine() == start->getLine() && stop->getStopIndex() >= start->getStartIndex()) {
+    return char_span_loc(source, start->getLine(), start->getCharPositionInLine(),
+                         stop->getStopIndex() - start->getStartIndex() + 1);
   }
-  return loc;
+  return token_loc(source, start);
 }
 
 // `'x'`, or `end of file`.
@@ -151,7 +169,7 @@ class DiagnosticListener : public antlr4::BaseErrorListener {
         loc.length = 1;
       }
     } else {
-      loc = SourceLoc{&source_, static_cast<uint32_t>(line), static_cast<uint32_t>(column) + 1, 1};
+      loc = char_span_loc(source_, line, column, 1);
     }
     diags_.error(loc, message);
   }

@@ -81,6 +81,17 @@ TEST(Diagnostics, TabsKeepCaretAlignment) {
   EXPECT_EQ(diags.str(), "t.dpl:1:7: error: bad\n\tfoo(\tbar)\n\t    \t^~~\n");
 }
 
+TEST(Diagnostics, CaretCountsShownColumnsNotBytes) {
+  // Columns are bytes: "é" (2 bytes) shows in one column, "😀" (4 bytes) in two, "名前" (3 bytes each) in two each.
+  SourceFile file("u.dpl", "\"é😀\" x \"名前\" y\n");
+  DiagnosticEngine diags;
+  diags.error(SourceLoc{&file, 1, 10, 1}, "at x");
+  diags.error(SourceLoc{&file, 1, 12, 8}, "the string");
+  EXPECT_EQ(diags.str(),
+            "u.dpl:1:10: error: at x\n\"é😀\" x \"名前\" y\n      ^\n"
+            "u.dpl:1:12: error: the string\n\"é😀\" x \"名前\" y\n        ^~~~~~\n");
+}
+
 TEST(Diagnostics, RangeIsClippedToTheLine) {
   SourceFile file("t.dpl", "abc\n");
   DiagnosticEngine diags;

@@ -2,6 +2,7 @@
 #include "dpl/support/diagnostics.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <fstream>
 #include <ostream>
@@ -82,6 +83,30 @@ std::string_view severity_label(Severity severity) {
   return "error";
 }
 
+// The byte after the UTF-8 character starting at byte `i` of `text` (one byte at a time past its end).
+size_t next_character(std::string_view text, size_t i) {
+  ++i;
+  while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+  return i;
+}
+
+// The terminal columns of the character at byte `i`: 2 for the wide East Asian scripts and emoji, else 1 (a
+// malformed sequence, or a position past the end of the line, counts 1).
+size_t display_width(std::string_view text, size_t i) {
+  if (i >= text.size()) return 1;
+  const auto lead = static_cast<unsigned char>(text[i]);
+  const size_t bytes = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  if (bytes == 1 || i + bytes > text.size()) return 1;
+  uint32_t code = lead & (0x7F >> bytes);
+  for (size_t k = 1; k < bytes; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  const bool wide = (code >= 0x1100 && code <= 0x115F) || (code >= 0x2E80 && code <= 0xA4CF) ||
+                    (code >= 0xAC00 && code <= 0xD7A3) || (code >= 0xF900 && code <= 0xFAFF) ||
+                    (code >= 0xFE30 && code <= 0xFE4F) || (code >= 0xFF00 && code <= 0xFF60) ||
+                    (code >= 0xFFE0 && code <= 0xFFE6) || (code >= 0x1F300 && code <= 0x1F64F) ||
+                    (code >= 0x1F900 && code <= 0x1F9FF) || (code >= 0x20000 && code <= 0x3FFFD);
+  return wide ? 2 : 1;
+}
+
 // The header line, then (when the location has a line) the quoted source line and a caret under the range.
 void print_one(std::ostream& out, const Diagnostic& diag) {
   const SourceLoc& loc = diag.loc;
@@ -95,17 +120,25 @@ void print_one(std::ostream& out, const Diagnostic& diag) {
 
   std::string_view text = loc.file->line(loc.line);
   out << text << '\n';
-  // Copy tabs from the source line so the caret lines up whatever the terminal's tab width is.
+  // Columns count bytes; the caret line counts what a terminal shows: tabs are copied from the source line so the
+  // caret lines up whatever the tab width, and a character takes the columns it is shown in.
   size_t col = loc.col > 0 ? loc.col - 1 : 0;
   std::string caret;
-  caret.reserve(col + loc.length);
-  for (size_t i = 0; i < col; ++i) caret.push_back(i < text.size() && text[i] == '\t' ? '\t' : ' ');
+  for (size_t i = 0; i < col; i = next_character(text, i)) {
+    if (i < text.size() && text[i] == '\t') {
+      caret.push_back('\t');
+    } else {
+      caret.append(display_width(text, i), ' ');
+    }
+  }
   caret.push_back('^');
   // The range never reaches past the end of the line (an error at end of line still gets its caret).
   size_t length = loc.length > 0 ? loc.length : 1;
   size_t end = col + length;
   if (end > text.size()) end = text.size() > col ? text.size() : col + 1;
-  for (size_t i = col + 1; i < end; ++i) caret.push_back('~');
+  size_t underlined = 0;
+  for (size_t i = col; i < end; i = next_character(text, i)) underlined += display_width(text, i);
+  if (underlined > 1) caret.append(underlined - 1, '~');
   out << caret << '\n';
 }
 

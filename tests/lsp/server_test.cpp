@@ -1,0 +1,269 @@
+// dpl-lsp's server, message by message: diagnostics (errors, warnings, notes, other files, UTF-16 columns),
+// document symbols, definitions, and the protocol's errors.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server.h"
+
+namespace dpl::lsp {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A scratch directory per test (imports and test files are read relative to the document).
+class LanguageServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / (std::string("dpl_lsp_") + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const std::vector<json> replies = server_.handle(request(1, "initialize", {{"capabilities", json::object()}}));
+    ASSERT_EQ(replies.size(), 1u);
+    initialize_reply_ = replies[0];
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static json request(int id, const std::string& method, json params) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+  }
+  static json notification(const std::string& method, json params) {
+    return {{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+  }
+  std::string uri(const std::string& name) const { return uri_of_path((dir_ / name).string()); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
+
+  // Opens `name` with `text`; returns the diagnostics published for it.
+  json open(const std::string& name, const std::string& text) {
+    const std::vector<json> replies = server_.handle(notification(
+        "textDocument/didOpen",
+        {{"textDocument", {{"uri", uri(name)}, {"languageId", "dpl"}, {"version", 1}, {"text", text}}}}));
+    return published(replies, name);
+  }
+  json published(const std::vector<json>& replies, const std::string& name) const {
+    EXPECT_EQ(replies.size(), 1u);
+    if (replies.empty()) return json::array();
+    EXPECT_EQ(replies[0]["method"], "textDocument/publishDiagnostics");
+    EXPECT_EQ(replies[0]["params"]["uri"], uri(name));
+    return replies[0]["params"]["diagnostics"];
+  }
+  // The one reply to a request, which must be a result.
+  json result(const json& message) {
+    const std::vector<json> replies = server_.handle(message);
+    EXPECT_EQ(replies.size(), 1u);
+    if (replies.empty()) return nullptr;
+    EXPECT_EQ(replies[0]["id"], message["id"]);
+    EXPECT_FALSE(replies[0].contains("error")) << replies[0].dump();
+    return replies[0]["result"];
+  }
+  int error_code(const json& message) {
+    const std::vector<json> replies = server_.handle(message);
+    EXPECT_EQ(replies.size(), 1u);
+    if (replies.empty() || !replies[0].contains("error")) return 0;
+    return replies[0]["error"]["code"].get<int>();
+  }
+  json definition_at(const std::string& name, int line, int character) {
+    return result(request(7, "textDocument/definition",
+                          {{"textDocument", {{"uri", uri(name)}}},
+                           {"position", {{"line", line}, {"character", character}}}}));
+  }
+
+  static json range(int line, int start, int end) {
+    return {{"start", {{"line", line}, {"character", start}}}, {"end", {{"line", line}, {"character", end}}}};
+  }
+
+  LanguageServer server_;
+  fs::path dir_;
+  json initialize_reply_;
+};
+
+TEST_F(LanguageServerTest, InitializeAnnouncesFullSyncSymbolsAndDefinitions) {
+  const json& capabilities = initialize_reply_["result"]["capabilities"];
+  EXPECT_EQ(initialize_reply_["id"], 1);
+  EXPECT_EQ(capabilities["textDocumentSync"]["change"], 1);
+  EXPECT_EQ(capabilities["textDocumentSync"]["openClose"], true);
+  EXPECT_EQ(capabilities["documentSymbolProvider"], true);
+  EXPECT_EQ(capabilities["definitionProvider"], true);
+}
+
+TEST_F(LanguageServerTest, EveryErrorOfTheFileIsPublishedWithItsRangeAndNotes) {
+  const json diagnostics = open("dup.dpl",
+                                "pass first {\n"
+                                "  rule fold: exp(log(x)) => x;\n"
+                                "}\n"
+                                "pass second {\n"
+                                "  rule fold: log(exp(x)) => nosuch(x);\n"
+                                "}\n");
+  ASSERT_EQ(diagnostics.size(), 2u) << diagnostics.dump(2);
+  // Sorted as dplc reports them; find each by its text.
+  const auto find = [&](const std::string& text) {
+    for (const json& diag : diagnostics) {
+      if (diag["message"].get<std::string>().find(text) != std::string::npos) return diag;
+    }
+    ADD_FAILURE() << "no diagnostic saying " << text << " in " << diagnostics.dump(2);
+    return json();
+  };
+  const json duplicate = find("duplicate rule name 'fold'");
+  EXPECT_EQ(duplicate["severity"], 1);
+  EXPECT_EQ(duplicate["source"], "dplc");
+  EXPECT_EQ(duplicate["range"], range(4, 7, 11));
+  ASSERT_EQ(duplicate["relatedInformation"].size(), 1u);
+  EXPECT_EQ(duplicate["relatedInformation"][0]["message"], "first defined here");
+  EXPECT_EQ(duplicate["relatedInformation"][0]["location"]["uri"], uri("dup.dpl"));
+  EXPECT_EQ(duplicate["relatedInformation"][0]["location"]["range"], range(1, 7, 11));
+  const json unknown_op = find("nosuch");
+  EXPECT_EQ(unknown_op["severity"], 1);
+  EXPECT_EQ(unknown_op["range"]["start"]["line"], 4);
+}
+
+TEST_F(LanguageServerTest, AChangeThatFixesTheFileClearsItsDiagnostics) {
+  ASSERT_EQ(open("fix.dpl", "rule r: add(x, x) => nosuch(x);\n").size(), 1u);
+  const std::vector<json> replies = server_.handle(notification(
+      "textDocument/didChange", {{"textDocument", {{"uri", uri("fix.dpl")}, {"version", 2}}},
+                                 {"contentChanges", {{{"text", "rule r: add(x, x) => multiply(x, const(2.0));\n"}}}}}));
+  EXPECT_TRUE(published(replies, "fix.dpl").empty());
+  const std::vector<json> closed =
+      server_.handle(notification("textDocument/didClose", {{"textDocument", {{"uri", uri("fix.dpl")}}}}));
+  EXPECT_TRUE(published(closed, "fix.dpl").empty());
+  EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", {{"textDocument", {{"uri", uri("fix.dpl")}}}})),
+            -32602);
+}
+
+TEST_F(LanguageServerTest, OverlapWarningsAreWarnings) {
+  const json diagnostics = open("overlap.dpl",
+                                "pass ambiguous {\n"
+                                "  rule fold_product: add(multiply(a, _), c) => subtract(c, a);\n"
+                                "  rule add_zero: add(x, const(0)) => x;\n"
+                                "}\n");
+  ASSERT_EQ(diagnostics.size(), 1u) << diagnostics.dump(2);
+  EXPECT_EQ(diagnostics[0]["severity"], 2);
+  EXPECT_THAT(diagnostics[0]["message"].get<std::string>(), HasSubstr("have the same priority"));
+  EXPECT_EQ(diagnostics[0]["range"], range(2, 7, 15));
+}
+
+TEST_F(LanguageServerTest, ColumnsAreUtf16CodeUnits) {
+  // "é" is two bytes in UTF-8 and one UTF-16 unit; "😀" four bytes and two units.
+  const json diagnostics = open("utf.dpl", "pass p \"é😀\" { rule r: add(x, x) => nosuch(x); }\n");
+  ASSERT_EQ(diagnostics.size(), 1u) << diagnostics.dump(2);
+  const std::string before = "pass p \"é😀\" { rule r: add(x, x) => ";  // 39 bytes, 36 UTF-16 units
+  ASSERT_EQ(before.size(), 39u);
+  EXPECT_EQ(diagnostics[0]["range"], range(0, 36, 42));
+}
+
+TEST_F(LanguageServerTest, AnErrorInAnImportedFileIsShownAtTheTopSayingWhere) {
+  write("lib.dpl", "pattern broken(x) = add(x, ;\n");
+  const json diagnostics = open("main.dpl", "import \"lib.dpl\";\nrule r: exp(x) => x;\n");
+  ASSERT_FALSE(diagnostics.empty());
+  const json& diag = diagnostics[0];
+  EXPECT_EQ(diag["range"], range(0, 0, 0));
+  EXPECT_THAT(diag["message"].get<std::string>(), HasSubstr((dir_ / "lib.dpl").string() + ":1:"));
+  ASSERT_FALSE(diag["relatedInformation"].empty());
+  EXPECT_EQ(diag["relatedInformation"][0]["location"]["uri"], uri("lib.dpl"));
+}
+
+TEST_F(LanguageServerTest, DocumentSymbolsNestRulesInTheirPass) {
+  write("in.relax", "");
+  open("symbols.dpl",
+       "pattern scaled(x, s) = multiply(x, s);\n"
+       "pass simplify \"x * 1 => x\" {\n"
+       "  rule one: scaled(x, const(1.0)) => x;\n"
+       "  rule zero: add(x, const(0.0)) => x;\n"
+       "}\n"
+       "pipeline all = simplify;\n");
+  const json symbols =
+      result(request(2, "textDocument/documentSymbol", {{"textDocument", {{"uri", uri("symbols.dpl")}}}}));
+  ASSERT_EQ(symbols.size(), 3u) << symbols.dump(2);
+  EXPECT_EQ(symbols[0]["name"], "simplify");
+  EXPECT_EQ(symbols[0]["detail"], "x * 1 => x");
+  EXPECT_EQ(symbols[0]["selectionRange"], range(1, 5, 13));
+  EXPECT_EQ(symbols[0]["range"]["end"]["line"], 3);  // through its last rule
+  ASSERT_EQ(symbols[0]["children"].size(), 2u);
+  EXPECT_EQ(symbols[0]["children"][1]["name"], "zero");
+  EXPECT_EQ(symbols[0]["children"][1]["kind"], 12);
+  EXPECT_EQ(symbols[1]["name"], "scaled");
+  EXPECT_EQ(symbols[1]["detail"], "pattern");
+  EXPECT_EQ(symbols[2]["name"], "all");
+  EXPECT_EQ(symbols[2]["detail"], "pipeline");
+}
+
+TEST_F(LanguageServerTest, DefinitionsOfPatternsPassesAndTestFiles) {
+  write("lib.dpl", "pattern double(x) = add(x, x);\n");
+  write("in.relax", "");
+  open("defs.dpl",
+       "import \"lib.dpl\";\n"
+       "pattern scaled(x, s) = multiply(x, s);\n"
+       "pass simplify {\n"
+       "  rule one: scaled(x, const(1.0)) => x;\n"
+       "  rule two: double(x) => multiply(x, const(2.0));\n"
+       "}\n"
+       "test t { pass simplify; input \"in.relax\"; expect unchanged; }\n");
+  // `scaled` in rule one -> its declaration on line 1.
+  json location = definition_at("defs.dpl", 3, 13);
+  EXPECT_EQ(location["uri"], uri("defs.dpl"));
+  EXPECT_EQ(location["range"], range(1, 8, 14));
+  // `double` -> the imported file.
+  location = definition_at("defs.dpl", 4, 12);
+  EXPECT_EQ(location["uri"], uri("lib.dpl"));
+  EXPECT_EQ(location["range"], range(0, 8, 14));
+  // The pass a test runs, and the test's input file.
+  location = definition_at("defs.dpl", 6, 16);
+  EXPECT_EQ(location["range"], range(2, 5, 13));
+  location = definition_at("defs.dpl", 6, 33);
+  EXPECT_EQ(location["uri"], uri("in.relax"));
+  // Nothing is declared as `multiply` or under a blank.
+  EXPECT_TRUE(definition_at("defs.dpl", 4, 28).is_null());
+  EXPECT_TRUE(definition_at("defs.dpl", 3, 1).is_null());
+  EXPECT_TRUE(definition_at("defs.dpl", 99, 0).is_null());
+}
+
+TEST_F(LanguageServerTest, ProtocolErrorsAreAnsweredNotFatal) {
+  const std::vector<json> parse_error = server_.handle(std::string("{not json"));
+  ASSERT_EQ(parse_error.size(), 1u);
+  EXPECT_EQ(parse_error[0]["error"]["code"], -32700);
+  EXPECT_TRUE(parse_error[0]["id"].is_null());
+  EXPECT_EQ(error_code(request(2, "textDocument/hover", json::object())), -32601);
+  EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", json::object())), -32602);
+  EXPECT_EQ(error_code(request(4, "textDocument/documentSymbol", {{"textDocument", {{"uri", 5}}}})), -32602);
+  EXPECT_EQ(error_code({{"jsonrpc", "2.0"}, {"id", 5}}), -32600);
+  EXPECT_EQ(error_code(request(6, "textDocument/didOpen",
+                               {{"textDocument", {{"uri", "untitled:1"}, {"text", ""}}}})),
+            -32602);
+  // Unknown notifications and responses get no reply.
+  EXPECT_TRUE(server_.handle(notification("workspace/didChangeConfiguration", json::object())).empty());
+  EXPECT_TRUE(server_.handle(json{{"jsonrpc", "2.0"}, {"id", 9}, {"result", nullptr}}).empty());
+  // The server still works.
+  EXPECT_TRUE(open("ok.dpl", "rule r: exp(log(x)) => x;\n").empty());
+}
+
+TEST_F(LanguageServerTest, ShutdownThenExitEndsWithZero) {
+  EXPECT_TRUE(result(request(2, "shutdown", nullptr)).is_null());
+  EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", json::object())), -32600);
+  EXPECT_FALSE(server_.exited());
+  EXPECT_TRUE(server_.handle(notification("exit", nullptr)).empty());
+  EXPECT_TRUE(server_.exited());
+  EXPECT_EQ(server_.exit_code(), 0);
+}
+
+TEST_F(LanguageServerTest, ExitWithoutShutdownEndsWithOne) {
+  server_.handle(notification("exit", nullptr));
+  EXPECT_TRUE(server_.exited());
+  EXPECT_EQ(server_.exit_code(), 1);
+}
+
+TEST(Uri, FilePathsRoundTripThroughPercentEncoding) {
+  EXPECT_EQ(uri_of_path("/a b/c%d/é.dpl"), "file:///a%20b/c%25d/%C3%A9.dpl");
+  EXPECT_EQ(path_of_uri("file:///a%20b/c%25d/%C3%A9.dpl"), "/a b/c%d/é.dpl");
+  EXPECT_EQ(path_of_uri("file:///x/%zz"), "/x/%zz");
+  EXPECT_FALSE(path_of_uri("untitled:Untitled-1").has_value());
+  EXPECT_FALSE(path_of_uri("file://host/share/a.dpl").has_value());
+}
+
+}  // namespace
+}  // namespace dpl::lsp

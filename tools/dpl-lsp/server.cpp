@@ -1,0 +1,406 @@
+// The language server's requests and notifications: document sync, diagnostics, symbols, definitions.
+#include "server.h"
+
+#include <cstdint>
+#include <exception>
+#include <string_view>
+#include <utility>
+
+#include "dpl/compiler/compile.h"
+#include "dpl/support/diagnostics.h"
+
+namespace dpl::lsp {
+
+using nlohmann::json;
+
+// JSON-RPC error codes (the protocol's and the Language Server Protocol's).
+enum ErrorCode : int {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kServerNotInitialized = -32002,
+  kInvalidAfterShutdown = -32600,
+};
+
+// A request that cannot be answered: becomes the response's `error`.
+struct RequestError {
+  int code;
+  std::string message;
+};
+
+struct LanguageServer::Document {
+  std::string uri;
+  std::string path;
+  std::string text;
+  // The last analysis: the AST's locations point into `source`, which therefore lives as long as `compiled`.
+  std::unique_ptr<SourceFile> source;
+  std::unique_ptr<compiler::CompileResult> compiled;
+};
+
+namespace {
+
+// The protocol's SymbolKind values used here.
+enum SymbolKind : int {
+  kModule = 2,
+  kPackage = 4,
+  kInterface = 11,
+  kFunction = 12,
+  kEvent = 24,
+  kOperator = 25,
+};
+
+// Positions: the protocol counts lines from 0 and characters in UTF-16 code units; diagnostics count lines from 1
+// and columns in bytes from 1 (the caret under the source line).
+uint32_t utf16_units(std::string_view line, size_t bytes) {
+  uint32_t units = 0;
+  for (size_t i = 0; i < bytes; ++i) {
+    if (i >= line.size()) {
+      units += static_cast<uint32_t>(bytes - i);
+      break;
+    }
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if ((byte & 0xC0) == 0x80) continue;  // a continuation byte
+    units += byte >= 0xF0 ? 2 : 1;        // four-byte sequences are surrogate pairs
+  }
+  return units;
+}
+
+size_t byte_offset(std::string_view line, uint32_t units) {
+  size_t i = 0;
+  for (uint32_t seen = 0; i < line.size() && seen < units;) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    seen += byte >= 0xF0 ? 2 : 1;
+    ++i;
+    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
+  }
+  return i;
+}
+
+json position(const SourceFile& file, uint32_t line, size_t byte_column) {
+  const uint32_t clamped = line == 0 ? 1 : line;
+  return {{"line", clamped - 1}, {"character", utf16_units(file.line(clamped), byte_column)}};
+}
+
+json range_of(const SourceLoc& loc) {
+  if (!loc.valid()) return {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}};
+  const size_t start = loc.col > 0 ? loc.col - 1 : 0;
+  return {{"start", position(*loc.file, loc.line, start)}, {"end", position(*loc.file, loc.line, start + loc.length)}};
+}
+
+json location_of(const SourceLoc& loc) { return {{"uri", uri_of_path(loc.file->path())}, {"range", range_of(loc)}}; }
+
+std::string location_text(const SourceLoc& loc) {
+  return loc.file->path() + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
+}
+
+// One diagnostic of the run as the protocol's Diagnostic, its notes as related information. A diagnostic located
+// in another file (an imported .dpl file, a test's IR file) is shown at the top of this one, saying where it is.
+json to_protocol(const Diagnostic& diag, const SourceFile& document) {
+  const bool here = diag.loc.file == &document;
+  json result = {
+      {"range", here ? range_of(diag.loc) : range_of(SourceLoc{})},
+      {"severity", diag.severity == Severity::Error ? 1 : diag.severity == Severity::Warning ? 2 : 3},
+      {"source", "dplc"},
+      {"message", here || !diag.loc.valid() ? diag.message : location_text(diag.loc) + ": " + diag.message},
+  };
+  json related = json::array();
+  if (!here && diag.loc.valid()) related.push_back({{"location", location_of(diag.loc)}, {"message", diag.message}});
+  for (const Diagnostic& note : diag.notes) {
+    if (note.loc.valid()) related.push_back({{"location", location_of(note.loc)}, {"message", note.message}});
+  }
+  if (!related.empty()) result["relatedInformation"] = std::move(related);
+  return result;
+}
+
+json symbol(const std::string& name, std::string detail, int kind, const SourceLoc& loc,
+            json children = json::array()) {
+  json result = {{"name", name}, {"detail", std::move(detail)}, {"kind", kind}, {"range", range_of(loc)},
+                 {"selectionRange", range_of(loc)}};
+  if (!children.empty()) {
+    // The pass's range runs from its name to its last rule, so that editors nest the rules inside it.
+    result["range"]["end"] = children.back()["range"]["end"];
+    result["children"] = std::move(children);
+  }
+  return result;
+}
+
+std::string rule_detail(const compiler::Rule& rule) {
+  switch (rule.kind) {
+    case compiler::Rule::Kind::Rewrite: return "rule";
+    case compiler::Rule::Kind::MultiRoot: return "multi-root rule";
+    case compiler::Rule::Kind::Partition: return "partition";
+  }
+  return "rule";
+}
+
+json document_symbols(const compiler::AstFile& ast) {
+  const auto here = [&](const SourceLoc& loc) { return loc.valid() && loc.file == ast.source; };
+  json symbols = json::array();
+  for (const compiler::Pass& pass : ast.passes) {
+    json rules = json::array();
+    for (const compiler::Rule& rule : pass.rules) {
+      if (here(rule.name_loc)) rules.push_back(symbol(rule.name, rule_detail(rule), kFunction, rule.name_loc));
+    }
+    if (!here(pass.name_loc)) {  // the rules written outside any pass block
+      for (json& rule : rules) symbols.push_back(std::move(rule));
+      continue;
+    }
+    symbols.push_back(symbol(pass.name, pass.description.empty() ? "pass" : pass.description, kModule,
+                             pass.name_loc, std::move(rules)));
+  }
+  for (const compiler::PatternMacro& macro : ast.macros) {
+    if (here(macro.name_loc)) symbols.push_back(symbol(macro.name, "pattern", kInterface, macro.name_loc));
+  }
+  for (const compiler::PipelineDecl& pipeline : ast.pipelines) {
+    if (here(pipeline.name_loc)) symbols.push_back(symbol(pipeline.name, "pipeline", kPackage, pipeline.name_loc));
+  }
+  for (const compiler::ExternDecl& declared : ast.externs) {
+    if (!here(declared.name_loc)) continue;
+    const bool predicate = declared.kind == compiler::ExternDecl::Kind::Predicate;
+    symbols.push_back(symbol(declared.name, predicate ? "extern predicate" : "extern rewriter", kFunction,
+                             declared.name_loc));
+  }
+  for (const compiler::OpDecl& op : ast.ops) {
+    if (here(op.name_loc)) symbols.push_back(symbol(op.name, "op", kOperator, op.name_loc));
+  }
+  for (const compiler::RuleTest& test : ast.tests) {
+    if (here(test.name_loc)) symbols.push_back(symbol(test.name, "test of " + test.target, kEvent, test.name_loc));
+  }
+  return symbols;
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
+
+// The name under the cursor (letters, digits, `_` and `.`, as in `my.scale`), or "".
+std::string name_at(std::string_view line, size_t byte) {
+  size_t begin = std::min(byte, line.size());
+  size_t end = begin;
+  while (begin > 0 && is_name_char(line[begin - 1])) --begin;
+  while (end < line.size() && is_name_char(line[end])) ++end;
+  return std::string(line.substr(begin, end - begin));
+}
+
+bool contains(const SourceLoc& loc, uint32_t line, size_t byte) {
+  return loc.valid() && loc.line == line && byte + 1 >= loc.col && byte + 1 < loc.col + loc.length;
+}
+
+// Where `name` is declared in `ast` (patterns also in the files it imports); null when nowhere.
+const SourceLoc* declaration_of(const compiler::CompileResult& compiled, const std::string& name) {
+  const compiler::AstFile& ast = *compiled.ast;
+  for (const compiler::PatternMacro& macro : ast.macros) {
+    if (macro.name == name) return &macro.name_loc;
+  }
+  for (const auto& imported : compiled.imports) {
+    if (imported->ast == nullptr) continue;
+    for (const compiler::PatternMacro& macro : imported->ast->macros) {
+      if (macro.name == name) return &macro.name_loc;
+    }
+  }
+  for (const compiler::Pass& pass : ast.passes) {
+    if (pass.name == name && pass.name_loc.valid()) return &pass.name_loc;
+  }
+  for (const compiler::PipelineDecl& pipeline : ast.pipelines) {
+    if (pipeline.name == name) return &pipeline.name_loc;
+  }
+  for (const compiler::ExternDecl& declared : ast.externs) {
+    if (declared.name == name) return &declared.name_loc;
+  }
+  for (const compiler::OpDecl& op : ast.ops) {
+    if (op.name == name) return &op.name_loc;
+  }
+  return nullptr;
+}
+
+json definition(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+  const uint32_t line = position.at("line").get<uint32_t>() + 1;
+  if (line > source.line_count()) return nullptr;
+  const std::string_view text = source.line(line);
+  const size_t byte = byte_offset(text, position.at("character").get<uint32_t>());
+  // A test's input or expected file: the file itself.
+  for (const compiler::RuleTest& test : compiled.ast->tests) {
+    for (const auto& [loc, path] : {std::pair{&test.input_loc, &test.input_path},
+                                    std::pair{&test.expect_loc, &test.expect_path}}) {
+      if (contains(*loc, line, byte) && !path->empty()) {
+        return {{"uri", uri_of_path(*path)},
+                {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}}};
+      }
+    }
+  }
+  const std::string name = name_at(text, byte);
+  if (name.empty()) return nullptr;
+  const SourceLoc* declared = declaration_of(compiled, name);
+  return declared != nullptr && declared->valid() ? location_of(*declared) : json(nullptr);
+}
+
+json initialize_result() {
+  return {{"capabilities",
+           {{"textDocumentSync", {{"openClose", true}, {"change", 1}, {"save", {{"includeText", false}}}}},
+            {"documentSymbolProvider", true},
+            {"definitionProvider", true}}},
+          {"serverInfo", {{"name", "dpl-lsp"}}}};
+}
+
+json error_response(const json& id, int code, const std::string& message) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+}  // namespace
+
+LanguageServer::LanguageServer() = default;
+LanguageServer::~LanguageServer() = default;
+
+std::vector<json> LanguageServer::handle(const std::string& body) {
+  json message = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) return {error_response(nullptr, kParseError, "the message is not JSON")};
+  return handle(message);
+}
+
+std::vector<json> LanguageServer::handle(const json& message) {
+  std::vector<json> out;
+  if (!message.is_object() || !message.contains("method") || !message["method"].is_string()) {
+    // Responses to requests the server never sends are ignored; anything else is not a request.
+    if (message.is_object() && (message.contains("result") || message.contains("error"))) return out;
+    out.push_back(error_response(message.is_object() && message.contains("id") ? message["id"] : json(nullptr),
+                                 kInvalidRequest, "not a JSON-RPC request or notification"));
+    return out;
+  }
+  const std::string method = message["method"].get<std::string>();
+  const bool is_request = message.contains("id");
+  const json params = message.contains("params") ? message["params"] : json::object();
+  try {
+    if (shutdown_ && method != "exit") throw RequestError{kInvalidAfterShutdown, "the server is shutting down"};
+    json result = dispatch(method, params, out);
+    if (is_request) out.insert(out.begin(), json{{"jsonrpc", "2.0"}, {"id", message["id"]}, {"result", result}});
+  } catch (const RequestError& error) {
+    if (is_request) out.insert(out.begin(), error_response(message["id"], error.code, error.message));
+  } catch (const json::exception& error) {
+    if (is_request) out.insert(out.begin(), error_response(message["id"], kInvalidParams, error.what()));
+  }
+  return out;
+}
+
+json LanguageServer::dispatch(const std::string& method, const json& params, std::vector<json>& notifications) {
+  if (method == "initialize") return initialize_result();
+  if (method == "initialized" || method == "$/cancelRequest" || method == "$/setTrace") return nullptr;
+  if (method == "shutdown") {
+    shutdown_ = true;
+    return nullptr;
+  }
+  if (method == "exit") {
+    exited_ = true;
+    return nullptr;
+  }
+  if (method == "textDocument/didOpen") {
+    const json& item = params.at("textDocument");
+    const std::string uri = item.at("uri").get<std::string>();
+    const std::optional<std::string> path = path_of_uri(uri);
+    if (!path) throw RequestError{kInvalidParams, "only file: URIs are supported: " + uri};
+    auto document = std::make_unique<Document>();
+    document->uri = uri;
+    document->path = *path;
+    document->text = item.at("text").get<std::string>();
+    Document& stored = *(documents_[uri] = std::move(document));
+    notifications.push_back(analyze(stored));
+    return nullptr;
+  }
+  if (method == "textDocument/didChange") {
+    Document& document = document_of(params);
+    const json& changes = params.at("contentChanges");
+    if (!changes.is_array() || changes.empty()) return nullptr;
+    // Full synchronization (the capability announced): the last change holds the whole text.
+    document.text = changes.back().at("text").get<std::string>();
+    notifications.push_back(analyze(document));
+    return nullptr;
+  }
+  if (method == "textDocument/didSave") {
+    // The files a test names or the file imports may have changed on disk: check again.
+    notifications.push_back(analyze(document_of(params)));
+    return nullptr;
+  }
+  if (method == "textDocument/didClose") {
+    Document& document = document_of(params);
+    notifications.push_back({{"jsonrpc", "2.0"},
+                             {"method", "textDocument/publishDiagnostics"},
+                             {"params", {{"uri", document.uri}, {"diagnostics", json::array()}}}});
+    documents_.erase(document.uri);
+    return nullptr;
+  }
+  if (method == "textDocument/documentSymbol") {
+    const Document& document = document_of(params);
+    if (document.compiled == nullptr || document.compiled->ast == nullptr) return json::array();
+    return document_symbols(*document.compiled->ast);
+  }
+  if (method == "textDocument/definition") {
+    const Document& document = document_of(params);
+    if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
+    return definition(*document.compiled, *document.source, params.at("position"));
+  }
+  throw RequestError{kMethodNotFound, "dpl-lsp does not handle " + method};
+}
+
+LanguageServer::Document& LanguageServer::document_of(const json& params) {
+  const std::string uri = params.at("textDocument").at("uri").get<std::string>();
+  const auto found = documents_.find(uri);
+  if (found == documents_.end()) throw RequestError{kInvalidParams, "the document is not open: " + uri};
+  return *found->second;
+}
+
+json LanguageServer::analyze(Document& document) {
+  document.compiled.reset();
+  document.source = std::make_unique<SourceFile>(document.path, document.text);
+  DiagnosticEngine diags;
+  compiler::CompileOptions options;
+  options.generate = false;
+  document.compiled =
+      std::make_unique<compiler::CompileResult>(compiler::compile(*document.source, diags, options));
+  json diagnostics = json::array();
+  for (const Diagnostic& diag : diags.diagnostics()) diagnostics.push_back(to_protocol(diag, *document.source));
+  return {{"jsonrpc", "2.0"},
+          {"method", "textDocument/publishDiagnostics"},
+          {"params", {{"uri", document.uri}, {"diagnostics", std::move(diagnostics)}}}};
+}
+
+std::optional<std::string> path_of_uri(const std::string& uri) {
+  static constexpr std::string_view kScheme = "file://";
+  if (uri.rfind(kScheme, 0) != 0) return std::nullopt;
+  std::string path;
+  for (size_t i = kScheme.size(); i < uri.size(); ++i) {
+    const auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    if (uri[i] == '%' && i + 2 < uri.size() && hex(uri[i + 1]) >= 0 && hex(uri[i + 2]) >= 0) {
+      path.push_back(static_cast<char>(hex(uri[i + 1]) * 16 + hex(uri[i + 2])));
+      i += 2;
+    } else {
+      path.push_back(uri[i]);
+    }
+  }
+  if (path.empty() || path.front() != '/') return std::nullopt;  // `file://host/...` is not a local path
+  return path;
+}
+
+std::string uri_of_path(const std::string& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file://";
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+                       c == '-' || c == '_' || c == '.' || c == '~';
+    if (plain) {
+      uri.push_back(c);
+    } else {
+      uri.push_back('%');
+      uri.push_back(kHex[byte >> 4]);
+      uri.push_back(kHex[byte & 15]);
+    }
+  }
+  return uri;
+}
+
+}  // namespace dpl::lsp

@@ -1,0 +1,52 @@
+// dpl-lsp's language server: .dpl files checked as they are edited (diagnostics with notes), their declarations
+// as document symbols, and go-to-definition for the names they declare.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dpl::lsp {
+
+// A JSON-RPC 2.0 server for the Language Server Protocol, without I/O: handle() takes one message and returns what
+// to send back, in order (a response to a request, and notifications such as published diagnostics).
+class LanguageServer {
+ public:
+  LanguageServer();
+  ~LanguageServer();
+  LanguageServer(const LanguageServer&) = delete;
+  LanguageServer& operator=(const LanguageServer&) = delete;
+
+  // `body` is one message as read from the client; malformed JSON gets a JSON-RPC parse error.
+  std::vector<nlohmann::json> handle(const std::string& body);
+  std::vector<nlohmann::json> handle(const nlohmann::json& message);
+
+  // True once the client sent `exit`; the process then ends with exit_code().
+  bool exited() const { return exited_; }
+  // 0 when `shutdown` came before `exit`, 1 otherwise (what the protocol asks of a server).
+  int exit_code() const { return shutdown_ ? 0 : 1; }
+
+ private:
+  struct Document;
+
+  nlohmann::json dispatch(const std::string& method, const nlohmann::json& params,
+                          std::vector<nlohmann::json>& notifications);
+  // Checks the document's text as dplc --check does and returns its publishDiagnostics notification.
+  nlohmann::json analyze(Document& document);
+  Document& document_of(const nlohmann::json& params);
+
+  std::map<std::string, std::unique_ptr<Document>> documents_;  // by URI
+  bool shutdown_ = false;
+  bool exited_ = false;
+};
+
+// `file:///a/b%20c.dpl` -> `/a/b c.dpl`; nothing for other schemes.
+std::optional<std::string> path_of_uri(const std::string& uri);
+// `/a/b c.dpl` -> `file:///a/b%20c.dpl`.
+std::string uri_of_path(const std::string& path);
+
+}  // namespace dpl::lsp
