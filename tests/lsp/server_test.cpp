@@ -1,5 +1,5 @@
 // dpl-lsp's server, message by message: diagnostics (errors, warnings, notes, other files, UTF-16 columns),
-// document symbols, definitions, and the protocol's errors.
+// document symbols, definitions, hovers, and the protocol's errors.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -223,12 +223,37 @@ TEST_F(LanguageServerTest, DefinitionsOfPatternsPassesAndTestFiles) {
   EXPECT_TRUE(definition_at("defs.dpl", 99, 0).is_null());
 }
 
+TEST_F(LanguageServerTest, HoverShowsOpsPatternsAndPasses) {
+  open("hover.dpl",
+       "op my.scale(x, factor: float = 1.5) : elementwise -> same_as(x);\n"
+       "pattern scaled(x, s) = multiply(x, s);\n"
+       "pass fold \"x * 1 => x\" {\n"
+       "  rule one: scaled(x, const(1.0)) => my.scale(x);\n"
+       "  rule soft: nn.softmax(nn.softmax(x)) => nn.softmax(x);\n"
+       "}\n");
+  const auto hover_text = [&](int line, int character) -> std::string {
+    const json reply = result(request(8, "textDocument/hover",
+                                      {{"textDocument", {{"uri", uri("hover.dpl")}}},
+                                       {"position", {{"line", line}, {"character", character}}}}));
+    if (reply.is_null()) return "";
+    EXPECT_EQ(reply["contents"]["kind"], "markdown");
+    return reply["contents"]["value"].get<std::string>();
+  };
+  EXPECT_EQ(hover_text(1, 26), "**multiply**: 2 operands, commutative, broadcast; no attributes");
+  EXPECT_EQ(hover_text(4, 15), "**nn.softmax**: 1 operand, opaque\n\n- `axis`: int = `-1`");
+  EXPECT_EQ(hover_text(3, 40), "**my.scale**: 1 operand, elementwise\n\n- `factor`: float = `1.5`");
+  EXPECT_EQ(hover_text(3, 12), "pattern **scaled**(x, s)");
+  EXPECT_EQ(hover_text(2, 6), "pass **fold**: 2 rules\n\nx * 1 => x");
+  EXPECT_EQ(hover_text(3, 2), "");
+  EXPECT_EQ(result(request(9, "initialize", json::object()))["capabilities"]["hoverProvider"], true);
+}
+
 TEST_F(LanguageServerTest, ProtocolErrorsAreAnsweredNotFatal) {
   const std::vector<json> parse_error = server_.handle(std::string("{not json"));
   ASSERT_EQ(parse_error.size(), 1u);
   EXPECT_EQ(parse_error[0]["error"]["code"], -32700);
   EXPECT_TRUE(parse_error[0]["id"].is_null());
-  EXPECT_EQ(error_code(request(2, "textDocument/hover", json::object())), -32601);
+  EXPECT_EQ(error_code(request(2, "textDocument/completion", json::object())), -32601);
   EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", json::object())), -32602);
   EXPECT_EQ(error_code(request(4, "textDocument/documentSymbol", {{"textDocument", {{"uri", 5}}}})), -32602);
   EXPECT_EQ(error_code({{"jsonrpc", "2.0"}, {"id", 5}}), -32600);

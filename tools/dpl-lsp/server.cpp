@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dpl/compiler/compile.h"
+#include "dpl/ir/op_registry.h"
 #include "dpl/support/diagnostics.h"
 
 namespace dpl::lsp {
@@ -214,32 +215,98 @@ const SourceLoc* declaration_of(const compiler::CompileResult& compiled, const s
   return nullptr;
 }
 
-json definition(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+// A protocol position in a document: its line (from 1), the line's text, and the byte offset in it.
+struct Cursor {
+  uint32_t line;
+  std::string_view text;
+  size_t byte;
+};
+
+std::optional<Cursor> cursor_at(const SourceFile& source, const json& position) {
   const uint32_t line = position.at("line").get<uint32_t>() + 1;
-  if (line > source.line_count()) return nullptr;
+  if (line > source.line_count()) return std::nullopt;
   const std::string_view text = source.line(line);
-  const size_t byte = byte_offset(text, position.at("character").get<uint32_t>());
+  return Cursor{line, text, byte_offset(text, position.at("character").get<uint32_t>())};
+}
+
+json definition(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+  const std::optional<Cursor> cursor = cursor_at(source, position);
+  if (!cursor) return nullptr;
   // A test's input or expected file: the file itself.
   for (const compiler::RuleTest& test : compiled.ast->tests) {
     for (const auto& [loc, path] : {std::pair{&test.input_loc, &test.input_path},
                                     std::pair{&test.expect_loc, &test.expect_path}}) {
-      if (contains(*loc, line, byte) && !path->empty()) {
+      if (contains(*loc, cursor->line, cursor->byte) && !path->empty()) {
         return {{"uri", uri_of_path(*path)},
                 {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}}};
       }
     }
   }
-  const std::string name = name_at(text, byte);
+  const std::string name = name_at(cursor->text, cursor->byte);
   if (name.empty()) return nullptr;
   const SourceLoc* declared = declaration_of(compiled, name);
   return declared != nullptr && declared->valid() ? location_of(*declared) : json(nullptr);
+}
+
+std::string operand_count(const OpInfo& op) {
+  const auto operands = [](int n) { return std::to_string(n) + (n == 1 ? " operand" : " operands"); };
+  if (op.max_operands < 0) return std::to_string(op.min_operands) + " or more operands";
+  if (op.min_operands == op.max_operands) return operands(op.max_operands);
+  return std::to_string(op.min_operands) + " to " + operands(op.max_operands);
+}
+
+// What an op takes, in Markdown: operands, traits, attributes with their kinds and defaults.
+std::string describe_op(const OpInfo& op) {
+  static constexpr std::pair<OpTrait, const char*> kTraits[] = {
+      {kCommutative, "commutative"}, {kElementwise, "elementwise"}, {kBroadcast, "broadcast"},
+      {kInjective, "injective"},     {kReduction, "reduction"},     {kOpaque, "opaque"}};
+  std::string text = "**" + op.name + "**: " + operand_count(op);
+  for (const auto& [trait, name] : kTraits) {
+    if (op.has(trait)) text += std::string(", ") + name;
+  }
+  if (op.attrs.empty()) return text + "; no attributes";
+  text += "\n";
+  for (const AttrSpec& attr : op.attrs) {
+    text += "\n- `" + attr.name + "`: " + std::string(attr_kind_name(attr.kind)) + " = `" +
+            attr_value_str(attr.default_value) + "`";
+  }
+  return text;
+}
+
+// Hover text for the name under the cursor: an op's signature (the file's declared ops included), a pattern
+// declaration's parameters, a pass's description; null for anything else.
+json hover(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+  const std::optional<Cursor> cursor = cursor_at(source, position);
+  const std::string name = cursor ? name_at(cursor->text, cursor->byte) : "";
+  if (name.empty()) return nullptr;
+  const compiler::AstFile& ast = *compiled.ast;
+  std::string markdown;
+  for (const compiler::PatternMacro& macro : ast.macros) {
+    if (macro.name != name) continue;
+    markdown = "pattern **" + name + "**(";
+    for (size_t i = 0; i < macro.params.size(); ++i) markdown += (i > 0 ? ", " : "") + macro.params[i];
+    markdown += ")";
+  }
+  for (const compiler::Pass& pass : ast.passes) {
+    if (pass.name == name && !pass.implicit) {
+      markdown = "pass **" + name + "**: " + std::to_string(pass.rules.size()) + " rules" +
+                 (pass.description.empty() ? "" : "\n\n" + pass.description);
+    }
+  }
+  if (markdown.empty()) {
+    const OpRegistry& registry = ast.op_registry != nullptr ? *ast.op_registry : OpRegistry::global();
+    if (const OpInfo* op = registry.find(name)) markdown = describe_op(*op);
+  }
+  if (markdown.empty()) return nullptr;
+  return {{"contents", {{"kind", "markdown"}, {"value", markdown}}}};
 }
 
 json initialize_result() {
   return {{"capabilities",
            {{"textDocumentSync", {{"openClose", true}, {"change", 1}, {"save", {{"includeText", false}}}}},
             {"documentSymbolProvider", true},
-            {"definitionProvider", true}}},
+            {"definitionProvider", true},
+            {"hoverProvider", true}}},
           {"serverInfo", {{"name", "dpl-lsp"}}}};
 }
 
@@ -337,6 +404,11 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     const Document& document = document_of(params);
     if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
     return definition(*document.compiled, *document.source, params.at("position"));
+  }
+  if (method == "textDocument/hover") {
+    const Document& document = document_of(params);
+    if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
+    return hover(*document.compiled, *document.source, params.at("position"));
   }
   throw RequestError{kMethodNotFound, "dpl-lsp does not handle " + method};
 }
