@@ -20,6 +20,7 @@ enum ErrorCode : int {
   kInvalidRequest = -32600,
   kMethodNotFound = -32601,
   kInvalidParams = -32602,
+  kInternalError = -32603,
   kServerNotInitialized = -32002,
   kInvalidAfterShutdown = -32600,
 };
@@ -345,6 +346,9 @@ std::vector<json> LanguageServer::handle(const json& message) {
     if (is_request) out.insert(out.begin(), error_response(message["id"], error.code, error.message));
   } catch (const json::exception& error) {
     if (is_request) out.insert(out.begin(), error_response(message["id"], kInvalidParams, error.what()));
+  } catch (const std::exception& error) {
+    // Not expected (the checks report problems as diagnostics); the server answers and stays up.
+    if (is_request) out.insert(out.begin(), error_response(message["id"], kInternalError, error.what()));
   }
   return out;
 }
