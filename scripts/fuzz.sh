@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz and runs each for a bounded time.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]     # default 600; targets: rules relax pass (DPL_FUZZ_TARGETS to choose)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     # default 600; targets: rules relax pass lsp (DPL_FUZZ_TARGETS to choose)
 #
 # Seeds are gathered fresh on every run from the repository's rule files and IR texts (the regression inputs of
 # tests/fuzz_regressions included) and the real models in ../shared/models; what the fuzzers learn is kept in
 # build-fuzz/corpus/<target>. A failing input (crash, sanitizer report, failed check, timeout, leak, out of
 # memory) is written to build-fuzz/crashes/<target>/ and makes the script exit 1 once every target has run. Turn a finding into a regression test by fixing it and
-# copying the input to tests/fuzz_regressions/{dpl,relax,pass}/ (see docs/verification.md).
+# copying the input to tests/fuzz_regressions/{dpl,relax,pass,lsp}/ (see docs/verification.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-600}
 build_dir=${DPL_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${DPL_JOBS:-2}
-targets=(${DPL_FUZZ_TARGETS:-rules relax pass})
+targets=(${DPL_FUZZ_TARGETS:-rules relax pass lsp})
 models_dir="$root/../shared/models"
 
 "$root/scripts/bootstrap.sh"
@@ -37,7 +37,7 @@ gather_seeds() {
   rm -rf "$dir"
   mkdir -p "$dir"
   case $target in
-    rules)
+    rules|lsp)  # lsp: a rule file edited in the language server
       find "$root/examples" "$root/tests/compiler" "$root/tests/fuzz_regressions" -name '*.dpl' \
         -exec cp -t "$dir" --backup=numbered {} +
       ;;

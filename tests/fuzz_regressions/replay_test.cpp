@@ -1,4 +1,4 @@
-// Replays tests/fuzz_regressions/{dpl,relax,pass}/* through the fuzz targets' checks: each input once crashed,
+// Replays tests/fuzz_regressions/{dpl,relax,pass,lsp}/* through the fuzz targets' checks: each input once crashed,
 // hung or leaked, and must now be handled cleanly (compiled or read, or rejected with located diagnostics).
 #include <filesystem>
 #include <fstream>
@@ -48,6 +48,12 @@ TEST(FuzzRegressions, EveryInputIsHandledCleanly) {
   const size_t replayed = replay("dpl", dpl::fuzz::check_rules_input) +
                           replay("relax", dpl::fuzz::check_relax_input) +
                           replay("pass", dpl::fuzz::check_pass_input);
+  EXPECT_GT(replayed, 0u) << "no inputs under " << DPL_FUZZ_REGRESSIONS_DIR;
+}
+
+// The rule files again, edited in the language server (lsp/: inputs only its check once failed on).
+TEST(FuzzRegressions, EveryRuleFileIsHandledCleanlyByTheLanguageServer) {
+  const size_t replayed = replay("dpl", dpl::fuzz::check_lsp_input) + replay("lsp", dpl::fuzz::check_lsp_input);
   EXPECT_GT(replayed, 0u) << "no inputs under " << DPL_FUZZ_REGRESSIONS_DIR;
 }
 

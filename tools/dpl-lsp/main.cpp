@@ -19,7 +19,10 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   dpl::lsp::LanguageServer server;
   while (const std::optional<std::string> body = dpl::lsp::read_message(std::cin, std::cerr)) {
-    for (const nlohmann::json& reply : server.handle(*body)) dpl::lsp::write_message(std::cout, reply.dump());
+    for (const nlohmann::json& reply : server.handle(*body)) {
+      // A path or message may hold bytes that are not UTF-8 (a file name): they are replaced, never thrown on.
+      dpl::lsp::write_message(std::cout, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     if (server.exited()) return server.exit_code();
   }
   return 1;  // the input ended without `exit`
