@@ -1,5 +1,6 @@
 // dpl-lsp run as a process, as an editor runs it: framed messages on stdin, replies on stdout, the exit code.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -28,7 +29,9 @@ struct Session {
 
 // Runs dpl-lsp on `messages` (each framed) and collects what it printed.
 Session run(const std::vector<std::string>& messages) {
-  const fs::path dir = fs::temp_directory_path() / "dpl_lsp_process";
+  // One directory per test and process: ctest runs the tests of this file in parallel.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const fs::path dir = fs::temp_directory_path() / ("dpl_lsp_" + test + "_" + std::to_string(getpid()));
   fs::create_directories(dir);
   {
     std::ofstream in(dir / "in");

@@ -1,5 +1,7 @@
 // dpl-lsp's server, message by message: diagnostics (errors, warnings, notes, other files, UTF-16 columns),
 // document symbols, definitions, hovers, and the protocol's errors.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -22,7 +24,7 @@ class LanguageServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("dpl_lsp_") + info->name());
+    dir_ = fs::temp_directory_path() / ("dpl_lsp_" + std::string(info->name()) + "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     const std::vector<json> replies = server_.handle(request(1, "initialize", {{"capabilities", json::object()}}));
