@@ -546,6 +546,37 @@ TEST(GraphMemory, NodesInMemoryOfADestroyedFunctionStartClean) {
   }
 }
 
+// A node's cold part is constructed on its first write (graph.h): until then the node reads as unnamed and
+// without extras, and every way of writing it (a name, an extra, a fourth operand) must still take.
+TEST_F(Graph, ColdPartsAreWrittenOnDemand) {
+  Node* x = b.param("x", f32({2}));
+  Node* unnamed = b.call("negative", {x});
+  EXPECT_EQ(unnamed->name(), "");
+  unnamed->set_name("");  // clearing a name never written writes nothing
+  EXPECT_EQ(unnamed->name(), "");
+  unnamed->set_name("late");
+  EXPECT_EQ(unnamed->name(), "late");
+  unnamed->set_name("");
+  EXPECT_EQ(unnamed->name(), "");
+
+  std::vector<Node*> args{x, unnamed, x, unnamed, x};  // more than fit in the node: the rest go to the cold part
+  Node* call = f.add_func_call("callee", args, f32({2}));
+  ASSERT_EQ(call->num_operands(), args.size());
+  for (size_t i = 0; i < args.size(); ++i) EXPECT_EQ(call->operand(i), args[i]) << i;
+  EXPECT_EQ(call->callee(), "callee");
+  EXPECT_EQ(call->name(), "");
+  call->set_name("c");
+  EXPECT_EQ(call->callee(), "callee");
+  EXPECT_EQ(call->operand(4), x);
+  EXPECT_EQ(count_of(unnamed->users(), call), 2u);
+
+  Literal two;
+  two.values = {2.0};
+  Node* constant = f.add_constant(two);
+  EXPECT_EQ(constant->literal(), two);
+  EXPECT_EQ(constant->name(), "");
+}
+
 TEST(Module, FunctionsAndUniqueNames) {
   Module module;
   Function& main = module.add_function("main");

@@ -179,7 +179,7 @@ Function::~Function() {
   for (size_t i = 0; i < arena_.size(); ++i) {
     Node* block = arena_[i];
     for (size_t slot = 0; slot < (i + 1 == arena_.size() ? arena_used_ : kArenaBlock); ++slot) {
-      block[slot].cold().~NodeCold();
+      if (block[slot].has_cold_) block[slot].cold().~NodeCold();
       block[slot].~Node();
     }
     ::operator delete(block, std::align_val_t{alignof(Node)});
@@ -196,8 +196,7 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
   Node* slot = &arena_.back()[arena_used_++];
   // Default-initialized, not value-initialized (`Node()`): every member has an initializer, and value-
   // initialization would first clear the whole object (a `rep stos` per node, measured 16% of a cascading pass).
-  new (reinterpret_cast<char*>(slot) + Node::kColdDistance) detail::NodeCold;
-  Node& node = *new (slot) Node;
+  Node& node = *new (slot) Node;  // its cold part is constructed on first write (Node::cold)
   compacted_ = false;
   node.kind_ = kind;
   node.id_ = next_id_++;
@@ -215,17 +214,23 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
 
 void Function::add_use(Node* value, Node* user) {
   const uint32_t old_capacity = value->users_capacity();
-  if (value->users_size_ == old_capacity) {
-    // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
-    if (old_capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
-    const uint32_t capacity = old_capacity == 0 ? 1 : old_capacity * 2;
-    Node** data = use_pool_->take(capacity);
-    std::copy_n(value->users_data_, value->users_size_, data);
-    if (value->users_data_ != nullptr) use_pool_->give(value->users_data_, old_capacity);
-    value->users_data_ = data;
-    value->users_capacity_log2_ = static_cast<uint8_t>(std::countr_zero(capacity)) & 0x7f;
-  }
+  if (value->users_size_ == old_capacity) grow_uses(value, old_capacity == 0 ? 1 : old_capacity * 2);
   value->users_data_[value->users_size_++] = user;
+}
+
+void Function::reserve_uses(Node* value, uint32_t size) {
+  if (size > value->users_capacity()) grow_uses(value, std::bit_ceil(size));
+}
+
+void Function::grow_uses(Node* value, uint32_t capacity) {
+  const uint32_t old_capacity = value->users_capacity();
+  // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
+  if (old_capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
+  Node** data = use_pool_->take(capacity);
+  std::copy_n(value->users_data_, value->users_size_, data);
+  if (value->users_data_ != nullptr) use_pool_->give(value->users_data_, old_capacity);
+  value->users_data_ = data;
+  value->users_capacity_log2_ = static_cast<uint8_t>(std::countr_zero(capacity)) & 0x3f;
 }
 
 void Function::release_uses(Node* node) {
@@ -239,6 +244,7 @@ Node* Function::add_param(std::string name, TypeRef type) {
   node->set_name(std::move(name));
   state_of(node->id_) |= kParamState;
   params_.push_back(node);
+  param_ids_.push_back(node->id_);
   return node;
 }
 
@@ -373,13 +379,15 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       users[kept++] = user;
       continue;
     }
+    // Room for every use still to come at once: a new replacement's list does not grow 1, 2, 4, ... entry by entry.
+    if (kept == i) reserve_uses(replacement, replacement->users_size_ + old_value->users_size_ - i);
     for (Node*& operand : std::span(user->operand_data(), user->num_operands_)) {
       if (operand != old_value) continue;
       operand = replacement;
       add_use(replacement, user);
       if (!listed_before(replacement, user, old_value)) {
         uint8_t& state = state_of(user->id_);
-        if (!(state & kLateUserState)) late_users_.push_back(user);
+        if (!(state & kLateUserState)) late_user_ids_.push_back(user->id_);
         state |= kLateUserState;
         order_stale_ = true;
       }
@@ -497,8 +505,8 @@ void Function::compact() {
   }
   if (!compact_if_all_used()) compact_unreachable();
   record_dead_states();  // what compact_unreachable() removed
-  for (Node* user : late_users_) node_states_[user->id_] &= static_cast<uint8_t>(~kLateUserState);
-  late_users_.clear();
+  for (uint32_t id : late_user_ids_) node_states_[id] &= static_cast<uint8_t>(~kLateUserState);
+  late_user_ids_.clear();
   maybe_unused_.clear();
   appended_from_id_ = next_id_;
   dead_in_order_ = 0;
@@ -563,7 +571,7 @@ bool Function::may_hold_unused_node() const {
 // the parameters and the output has a user. Then the output depends on all of them (the graph is acyclic) and
 // one walk over the order suffices: it drops the dead, and only the late users (nodes that a replacement gave an
 // operand listed after them) pull their late operands in before them; everyone else's operands come earlier.
-// The walk reads node ids and states, not the nodes, except the late users (and their operands) and the parameters.
+// The walk reads node ids and states, not the nodes, except the late users and their operands.
 bool Function::compact_if_all_used() {
   if (output_ == nullptr || output_->dead_ || may_hold_unused_node()) return false;
   if (!order_stale_) {
@@ -579,11 +587,9 @@ bool Function::compact_if_all_used() {
   take_spare_ids(ids, live);
   std::vector<std::pair<Node*, size_t>> dfs;
   // kEmitted marks go to node_states_ (no fresh array per compact), and are cleared from the new order's ids.
-  for (Node* param : params_) {
-    node_states_[param->id_] |= kEmitted;
-    order.push_back(param);
-    ids.push_back(param->id_);
-  }
+  order.insert(order.end(), params_.begin(), params_.end());
+  ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
+  for (uint32_t id : param_ids_) node_states_[id] |= kEmitted;
   for_each_listed_id([&](uint32_t id) {
     const uint8_t state = node_states_[id];
     if (state & (kDeadState | kParamState | kEmitted)) return;  // kEmitted: pulled in before a late user
@@ -632,10 +638,7 @@ void Function::compact_in_place() {
   order_ids_.resize(kept);
   if (params_lead) return;
   order_.insert(order_.begin(), params_.begin(), params_.end());
-  std::vector<uint32_t> param_ids;
-  param_ids.reserve(params_.size());
-  for (const Node* param : params_) param_ids.push_back(param->id_);
-  order_ids_.insert(order_ids_.begin(), param_ids.begin(), param_ids.end());
+  order_ids_.insert(order_ids_.begin(), param_ids_.begin(), param_ids_.end());
 }
 
 // The general case: removes what the output does not depend on, then rebuilds the order.
@@ -657,7 +660,7 @@ void Function::compact_unreachable() {
       stack.push_back(operand);
     }
   }
-  for (Node* param : params_) reachable[param->id_] = 1;
+  for (uint32_t id : param_ids_) reachable[id] = 1;
 
   // 2. Unlink the dead from the live. A dead node's users are dead too, so only operand lists of live nodes
   //    need filtering; each is filtered once.
@@ -690,11 +693,9 @@ void Function::compact_unreachable() {
   std::vector<uint32_t> ids;
   take_spare_order(order, ids, order_.size());
   std::vector<uint8_t> emitted(id_count, 0);
-  for (Node* param : params_) {
-    emitted[param->id_] = kEmitted;
-    order.push_back(param);
-    ids.push_back(param->id_);
-  }
+  order.insert(order.end(), params_.begin(), params_.end());
+  ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
+  for (uint32_t id : param_ids_) emitted[id] = kEmitted;
   std::vector<std::pair<Node*, size_t>> dfs;
   for (Node* root : order_) {
     if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order, ids);

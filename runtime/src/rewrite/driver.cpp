@@ -248,6 +248,7 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   }
 
   for (const Node* node : created) known_ids_ = std::max<size_t>(known_ids_, node->id() + 1);
+  if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
   // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   std::sort(users.begin(), users.end(), [](const Node* a, const Node* b) { return a->id() > b->id(); });
@@ -260,8 +261,7 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
 
 void Rewriter::enqueue(Node* node) {
   if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant) return;
-  if (node->id() >= queued_.size()) queued_.resize(node->id() + 1, 0);
-  if (queued_[node->id()]) return;
+  if (queued_[node->id()]) return;  // replace_all() sized the flags for every id it knows
   queued_[node->id()] = 1;
   worklist_.push_back(node);
 }

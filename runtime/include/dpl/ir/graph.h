@@ -61,6 +61,7 @@ struct alignas(64) NodeCold {
   std::string name;
   std::unique_ptr<NodeExtra> extra;
 };
+inline const NodeCold kNoNodeCold{};  // what a node whose cold part was never written reads
 
 }  // namespace detail
 
@@ -96,7 +97,9 @@ class alignas(64) Node {
   const AttrValue& attr(size_t i) const { return (*attrs_)[i]; }
 
   const std::string& name() const { return cold().name; }  // binding or parameter name; may be empty
-  void set_name(std::string name) { cold().name = std::move(name); }
+  void set_name(std::string name) {
+    if (!name.empty() || has_cold_) cold().name = std::move(name);
+  }
 
   const Literal& literal() const { return extra().literal; }                // Constant only
   // What matchers test of a constant, copied from the literal into the node: testing a constant reads the node
@@ -117,10 +120,20 @@ class alignas(64) Node {
   using Extra = detail::NodeExtra;
   const Extra& extra() const { return cold().extra ? *cold().extra : detail::kNoNodeExtra; }
 
+  // The cold part is constructed when first written: most nodes that rewrites create have no name and no extras,
+  // and a cold part nobody writes costs no store and, in fresh memory, no page fault.
   detail::NodeCold& cold() {
-    return *std::launder(reinterpret_cast<detail::NodeCold*>(reinterpret_cast<char*>(this) + kColdDistance));
+    char* part = reinterpret_cast<char*>(this) + kColdDistance;
+    if (!has_cold_) {
+      new (part) detail::NodeCold;
+      has_cold_ = 1;
+    }
+    return *std::launder(reinterpret_cast<detail::NodeCold*>(part));
   }
-  const detail::NodeCold& cold() const { return const_cast<Node*>(this)->cold(); }
+  const detail::NodeCold& cold() const {
+    if (!has_cold_) return detail::kNoNodeCold;
+    return *std::launder(reinterpret_cast<const detail::NodeCold*>(reinterpret_cast<const char*>(this) + kColdDistance));
+  }
 
   // Up to kInlineOperands operands live in the node itself (no pointer chase); more go to the heap.
   static constexpr uint32_t kInlineOperands = 3;
@@ -137,10 +150,12 @@ class alignas(64) Node {
   // recycled when lists grow or die: use-list updates in a rewrite do not call malloc.
   uint32_t users_capacity() const { return users_data_ == nullptr ? 0 : uint32_t{1} << users_capacity_log2_; }
 
-  // Packed to leave room for the type: dead and the use list's capacity share a byte.
+  // Packed to leave room for the type: dead, whether the cold part was constructed and the use list's capacity
+  // share a byte.
   NodeKind kind_ = NodeKind::Param;
   uint8_t dead_ : 1 = 0;
-  uint8_t users_capacity_log2_ : 7 = 0;
+  uint8_t has_cold_ : 1 = 0;
+  uint8_t users_capacity_log2_ : 6 = 0;
   OpId op_ = 0;
   uint32_t id_ = 0;
   uint32_t num_operands_ = 0;
@@ -236,7 +251,7 @@ class Function {
   bool may_hold_unused_node() const;
   // The node's bits in node_states_ (graph.cpp), which grows to cover every id on demand.
   uint8_t& state_of(uint32_t id);
-  // Listed in late_users_ (its state bit says so) until the next compact().
+  // Listed in late_user_ids_ (its state bit says so) until the next compact().
   bool is_late_user(const Node* node) const;
   // Marks the node removed: Node::dead_ now, its state bit at the next compaction (from dead_ids_), so that a
   // rewrite does not pay a scattered write per removed node.
@@ -276,16 +291,20 @@ class Function {
   struct UsePool;
   std::unique_ptr<UsePool> use_pool_;
   void add_use(Node* value, Node* user);
+  void reserve_uses(Node* value, uint32_t size);  // room for `size` users in all
+  void grow_uses(Node* value, uint32_t capacity);  // a power of two above the current capacity
   void release_uses(Node* node);  // frees `node`'s use list
   std::vector<Node*> params_;
+  std::vector<uint32_t> param_ids_;  // their ids: compaction places the parameters without reading them
   std::vector<Node*> order_;
   Node* output_ = nullptr;
   TypeRef declared_return_type_ = nullptr;
   size_t dead_in_order_ = 0;  // nodes erase_unused() removed that nodes() still lists
   bool order_stale_ = false;
   bool compacted_ = false;  // nothing changed since the last compact(): the next one has nothing to do
-  // Nodes that replace_all_uses() gave an operand listed after them: the only ones compact() must reorder.
-  std::vector<Node*> late_users_;
+  // The ids of the nodes that replace_all_uses() gave an operand listed after them: the only ones compact() must
+  // reorder (their state bits say so; these ids are kept to clear the bits without reading the nodes).
+  std::vector<uint32_t> late_user_ids_;
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
   uint32_t appended_from_id_ = 0;
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
