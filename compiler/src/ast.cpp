@@ -346,6 +346,15 @@ std::set<std::string> attribute_captures(const Pattern& pattern) {
   return names;
 }
 
+std::set<std::string> op_captures(const Pattern& pattern) {
+  std::set<std::string> names;
+  if (const auto* call = std::get_if<CallPattern>(&pattern.node); call != nullptr && !call->op_var.empty()) {
+    names.insert(call->op_var);
+  }
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { names.merge(op_captures(sub)); });
+  return names;
+}
+
 size_t count_root_alternatives(const Rule& rule, size_t limit) {
   size_t product = 1;
   for (const RootDecl& root : rule.roots) {

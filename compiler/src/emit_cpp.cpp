@@ -456,6 +456,7 @@ class RuleEmitter {
 
   // `xs...` from operand (field) `first` of `node` on: a list of the operands; `...` binds nothing.
   void bind_rest(const std::optional<RestPattern>& rest, const std::string& node, size_t first) {
+    if (rest && partition_ != nullptr) rest_subjects_[&*rest] = node;  // its operands are inputs
     if (!rest || rest->name.empty()) return;
     lists_.insert(rest->name);
     const std::string operands = node + "->operands().subspan(" + std::to_string(first) + ")";
@@ -552,8 +553,11 @@ class RuleEmitter {
     if (!kind_known) check_head(subject, kind_head("FuncCall"));
     std::string node = local(subject, "composite_call", 2 + static_cast<int>(call.operands.size()));
     needs_.string_view = true;
-    check(node + "->num_operands() != " + std::to_string(call.operands.size()) + " || rewriter.composite_of(" + node +
-          ") != " + string_literal(*call.composite));
+    const std::string arity = call.rest ? (call.operands.empty() ? "" : node + "->num_operands() < " +
+                                                                            std::to_string(call.operands.size()) + " || ")
+                                        : node + "->num_operands() != " + std::to_string(call.operands.size()) + " || ";
+    check(arity + "rewriter.composite_of(" + node + ") != " + string_literal(*call.composite));
+    bind_rest(call.rest, node, call.operands.size());
     match_operands(call, node);
   }
 
@@ -747,13 +751,37 @@ class RuleEmitter {
   // (a name bound to an inner call of the match, `c` in `c: nn.conv2d(...)`, is part of the match, not an input).
   std::string partition_call() {
     std::vector<std::string> inputs;
-    for (const Pattern* leaf : partition_input_leaves(*pattern_)) inputs.push_back(resolved(leaf_subjects_.at(leaf)));
+    const std::vector<PartitionInput> sources = partition_inputs(*pattern_);
+    if (std::any_of(sources.begin(), sources.end(), [](const PartitionInput& input) { return input.rest; })) {
+      return "rewriter.partition(" + string_literal(*partition_) + ", root, " + variadic_inputs(sources) +
+             ") != nullptr";
+    }
+    for (const PartitionInput& input : sources) inputs.push_back(resolved(leaf_subjects_.at(input.leaf)));
     std::string list = "{}";
     if (!inputs.empty()) {
       list = names_.fresh("inputs");
       define("dpl::Node* const " + list + "[] = {" + fmt::format("{}", fmt::join(inputs, ", ")) + "};");
     }
     return "rewriter.partition(" + string_literal(*partition_) + ", root, " + list + ") != nullptr";
+  }
+
+  // A partition's inputs when a rest (`...`) gives some of them: a vector, the rest's operands spliced in.
+  std::string variadic_inputs(const std::vector<PartitionInput>& sources) {
+    needs_.vector = true;
+    std::string list = names_.fresh("inputs");
+    statement("static thread_local std::vector<dpl::Node*> " + list + ";");
+    statement(list + ".clear();");
+    for (const PartitionInput& input : sources) {
+      if (input.leaf != nullptr) {
+        statement(list + ".push_back(" + resolved(leaf_subjects_.at(input.leaf)) + ");");
+        continue;
+      }
+      const std::string rest = names_.fresh("rest");
+      statement("const std::span<dpl::Node* const> " + rest + " = " + resolved(rest_subjects_.at(input.rest)) +
+                "->operands().subspan(" + std::to_string(input.first) + ");");
+      statement(list + ".insert(" + list + ".end(), " + rest + ".begin(), " + rest + ".end());");
+    }
+    return list;
   }
 
   // A call of an extern predicate, on matched values.
@@ -782,7 +810,7 @@ class RuleEmitter {
   // An attribute value of `kind` on the right: a literal, a capture copied whole, or a computed value.
   std::string attr_value(const Expr& value, AttrKind kind) {
     if (const auto* literal = std::get_if<LiteralExpr>(&value.node)) return attr_value_cpp(literal->value, needs_);
-    if (value.type == ExprType::AttrList) return common_attr(std::get<VarExpr>(value.node).name);
+    if (value.type == ExprType::AttrList) return common_member(std::get<VarExpr>(value.node).name);
     if (const auto* var = std::get_if<VarExpr>(&value.node);
         var != nullptr && !value.dtype_literal && value.attr_kind == kind && value.type != ExprType::Value) {
       return bound_.at(var->name);
@@ -839,7 +867,7 @@ class RuleEmitter {
 
   std::string name_cpp(const VarExpr& var, const Expr& expr) {
     if (expr.dtype_literal) return dtype_constant(*expr.dtype_literal);
-    if (expr.type == ExprType::AttrList) return common_attr(var.name);
+    if (expr.type == ExprType::AttrList) return common_member(var.name);
     if (expr.type == ExprType::NumberList) return static_extents(var.name);
     const std::string& local = bound_.at(var.name);
     if (dims_.count(var.name) != 0) {  // a dimension read as a number must be static
@@ -851,7 +879,10 @@ class RuleEmitter {
       properties_[key] = extent;
       return extent;
     }
-    if (expr.type != ExprType::Value && expr.type != ExprType::Op && expr.type != ExprType::Attr) needs_.variant = true;
+    if (expr.type != ExprType::Value && expr.type != ExprType::ValueList && expr.type != ExprType::Op &&
+        expr.type != ExprType::Attr) {
+      needs_.variant = true;
+    }
     if (expr.type == ExprType::String || expr.type == ExprType::IntList) needs_.string = needs_.vector = true;
     switch (expr.type) {
       case ExprType::Number:
@@ -940,6 +971,9 @@ class RuleEmitter {
     if (binary.lhs->type == ExprType::NumberList || binary.rhs->type == ExprType::NumberList) {
       return number_list_comparison(binary);
     }
+    if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
+      return value_list_equality(binary);
+    }
     if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
       // Two dimensions compare as dimensions, so that equal symbolic ones (`n` and `n`) are equal.
       return "(" + bound_.at(std::get<VarExpr>(binary.lhs->node).name) + " " + op + " " +
@@ -982,6 +1016,23 @@ class RuleEmitter {
            "member " + op + " " + whole_attr(other) + "; })";
   }
 
+  // A list of graph values (a group's std::vector, a rest's std::span) against one value: every member is that
+  // node (`==`), none is (`!=`); two lists: as wholes, the same nodes in the same order.
+  std::string value_list_equality(const BinaryExpr& binary) {
+    const std::string op(binary_op_spelling(binary.op));
+    const std::string lhs = computed(*binary.lhs);
+    const std::string rhs = computed(*binary.rhs);
+    needs_.algorithm = true;
+    if (binary.lhs->type == binary.rhs->type) {
+      return std::string(binary.op == BinaryOp::Equal ? "" : "!") + "std::equal(" + lhs + ".begin(), " + lhs +
+             ".end(), " + rhs + ".begin(), " + rhs + ".end())";
+    }
+    const bool list_left = binary.lhs->type == ExprType::ValueList;
+    const std::string& list = list_left ? lhs : rhs;
+    return "std::all_of(" + list + ".begin(), " + list + ".end(), [&](const dpl::Node* member) { return member " + op +
+           " " + (list_left ? rhs : lhs) + "; })";
+  }
+
   // A list of numbers against a number: the comparison holds for every member (in double precision, as guards
   // compute); two lists: as wholes.
   std::string number_list_comparison(const BinaryExpr& binary) {
@@ -1016,9 +1067,9 @@ class RuleEmitter {
     return local;
   }
 
-  // An attribute list as an attribute value on the right: the members' common value; the rule fails here when
-  // the members differ.
-  std::string common_attr(const std::string& variable) {
+  // An attribute list as an attribute value on the right, an op list as a callee: the members' common value; the
+  // rule fails here when the members differ.
+  std::string common_member(const std::string& variable) {
     const std::string& list = bound_.at(variable);
     const std::string key = "common " + list;
     if (std::string local = property_local(key); !local.empty()) return local;
@@ -1044,6 +1095,7 @@ class RuleEmitter {
   const Expr* rhs_;  // null for a multi-root rule (its right-hand sides are its rewrites) and a partition
   const std::string* partition_;  // a partition's composite name; null for a rewrite
   std::map<const Pattern*, std::string> leaf_subjects_;  // the node each leaf of the pattern matched
+  std::map<const RestPattern*, std::string> rest_subjects_;  // a partition's: the node whose operands a rest matched
   std::map<std::string, std::string> properties_;  // "x.rank" -> its local
   std::set<std::string> dims_;                     // variables bound to a dpl::Dim
   Needs& needs_;
@@ -1150,6 +1202,12 @@ class MultiRootEmitter : public RuleEmitter {
     for (const LetBinding& let : lets_) computed_attrs(*let.value, attr_values);
     for (const RootRewrite& rewrite : rule_.rewrites) computed_attrs(*rewrite.value, attr_values);
     for (const Expr* value : attr_values) computed(*value);
+    std::vector<std::string> callees;
+    for (const LetBinding& let : lets_) called_op_variables(*let.value, callees);
+    for (const RootRewrite& rewrite : rule_.rewrites) called_op_variables(*rewrite.value, callees);
+    for (const std::string& callee : callees) {
+      if (op_lists_.count(callee) != 0) bound_[callee] = common_member(callee);
+    }
     committed_ = true;
     for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
     emit_replacements();
@@ -1262,7 +1320,11 @@ class MultiRootEmitter : public RuleEmitter {
     std::vector<std::string> lists;
     for (const std::string& variable : collected) lists.push_back(names_.fresh(variable + "_list"));
     std::set<std::string> captures;  // attributes: their lists hold dpl::AttrValue copies
-    for (const PatternPtr& alternative : alternatives) captures.merge(attribute_captures(*alternative));
+    std::set<std::string> ops;       // op variables: their lists hold dpl::OpId
+    for (const PatternPtr& alternative : alternatives) {
+      captures.merge(attribute_captures(*alternative));
+      ops.merge(op_captures(*alternative));
+    }
     const std::set<std::string>& member_dims = matchers[0].dims;  // dimensions: their lists hold dpl::Dim
     for (MemberMatcher& matcher : matchers) {
       body_ = &matcher.lambda;
@@ -1297,11 +1359,13 @@ class MultiRootEmitter : public RuleEmitter {
       bound_[collected[i]] = lists[i];
       const bool attribute = captures.count(collected[i]) != 0;
       const bool dim = member_dims.count(collected[i]) != 0;
-      // Attribute and dimension lists are read as AttrList- and NumberList-typed expressions.
-      if (!attribute && !dim) lists_.insert(collected[i]);
+      const bool op = ops.count(collected[i]) != 0;
+      // Attribute and dimension lists are read as AttrList- and NumberList-typed expressions, op lists as callees.
+      if (!attribute && !dim && !op) lists_.insert(collected[i]);
+      if (op) op_lists_.insert(collected[i]);
       if (collected[i] == root.name) members_list = lists[i];
       // Reused across calls, so that collecting allocates only while a list grows past its largest size yet.
-      const char* element = attribute ? "dpl::AttrValue" : dim ? "dpl::Dim" : "dpl::Node*";
+      const char* element = attribute ? "dpl::AttrValue" : dim ? "dpl::Dim" : op ? "dpl::OpId" : "dpl::Node*";
       body_->line(std::string("static thread_local std::vector<") + element + "> " + lists[i] + ";");
       body_->line(lists[i] + ".clear();");
     }
@@ -1362,6 +1426,7 @@ class MultiRootEmitter : public RuleEmitter {
   const RootsAlternative& roots_;        // the patterns of this alternative's roots
   std::vector<std::string> root_nodes_;  // the locals of the single roots matched so far
   std::vector<std::string> root_lists_;  // the member lists of the groups collected so far
+  std::set<std::string> op_lists_;       // op variables bound in a group: bound_ holds a std::vector<dpl::OpId>
 };
 
 // One alternative of one rule, as the pass matcher tries it.

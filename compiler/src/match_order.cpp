@@ -120,6 +120,17 @@ void computed_attrs(const Expr& expr, std::vector<const Expr*>& out) {
   }
 }
 
+void called_op_variables(const Expr& expr, std::vector<std::string>& out) {
+  if (const auto* item = std::get_if<ItemExpr>(&expr.node)) called_op_variables(*item->tuple, out);
+  if (const auto* tuple = std::get_if<TupleExpr>(&expr.node)) {
+    for (const ExprPtr& field : tuple->fields) called_op_variables(*field, out);
+  }
+  if (const auto* call = std::get_if<CallExpr>(&expr.node)) {
+    if (call->op_is_var && std::find(out.begin(), out.end(), call->op.text) == out.end()) out.push_back(call->op.text);
+    for (const ExprPtr& operand : call->operands) called_op_variables(*operand, out);
+  }
+}
+
 const CallPattern& root_call(const Pattern& pattern) {
   if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return root_call(*bind->inner);
   if (const auto* dominator = std::get_if<DominatorPattern>(&pattern.node)) return root_call(*dominator->child);
@@ -145,14 +156,14 @@ void collect_inner_binds(const Pattern& pattern, std::set<std::string>& names) {
   for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_inner_binds(sub, names); });
 }
 
-void collect_input_leaves(const Pattern& pattern, std::set<std::string>& seen, std::vector<const Pattern*>& leaves) {
+void collect_input_leaves(const Pattern& pattern, std::set<std::string>& seen, std::vector<PartitionInput>& leaves) {
   if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) {
     if (is_leaf(*bind->inner) && !seen.insert(bind->name).second) return;
   } else if (const auto* var = std::get_if<VarPattern>(&pattern.node)) {
-    if (seen.insert(var->name).second) leaves.push_back(&pattern);
+    if (seen.insert(var->name).second) leaves.push_back(PartitionInput{&pattern});
     return;
   } else if (is_leaf(pattern)) {
-    leaves.push_back(&pattern);
+    leaves.push_back(PartitionInput{&pattern});
     return;
   } else if (const auto* dominator = std::get_if<DominatorPattern>(&pattern.node)) {
     // Every node the child's operands lead to is in the region, up to the parent: its leaves are the inputs.
@@ -160,14 +171,20 @@ void collect_input_leaves(const Pattern& pattern, std::set<std::string>& seen, s
     return;
   }
   for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_input_leaves(sub, seen, leaves); });
+  // The operands (fields) a rest matched follow the written ones.
+  if (const auto* call = std::get_if<CallPattern>(&pattern.node); call != nullptr && call->rest) {
+    leaves.push_back(PartitionInput{nullptr, &*call->rest, call->operands.size()});
+  } else if (const auto* tuple = std::get_if<TuplePattern>(&pattern.node); tuple != nullptr && tuple->rest) {
+    leaves.push_back(PartitionInput{nullptr, &*tuple->rest, tuple->fields.size()});
+  }
 }
 
 }  // namespace
 
-std::vector<const Pattern*> partition_input_leaves(const Pattern& pattern) {
+std::vector<PartitionInput> partition_inputs(const Pattern& pattern) {
   std::set<std::string> seen;
   collect_inner_binds(pattern, seen);
-  std::vector<const Pattern*> leaves;
+  std::vector<PartitionInput> leaves;
   collect_input_leaves(pattern, seen, leaves);
   return leaves;
 }

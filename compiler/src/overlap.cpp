@@ -440,11 +440,60 @@ std::string describe(const Rule& rule) {
   return (rule.kind == Rule::Kind::Partition ? "partition '" : "rule '") + rule.name + "'";
 }
 
-// Why `first` is tried before `second` (it is).
-const char* tried_first_because(const Candidate& first, const Candidate& second) {
+// Why `first` is tried before `second` (it is): two Candidates, or two RootsCandidates.
+template <typename C>
+const char* tried_first_because(const C& first, const C& second) {
   if (first.rule->options.priority != second.rule->options.priority) return "higher priority";
   if (first.specificity != second.specificity) return "more specific";
   return "declared first";
+}
+
+// One alternative of a multi-root rule, at its place in the rule order: per root its patterns (a group's every
+// alternative), the names bound in any of them (a root's name to its first pattern), which roots it replaces.
+struct RootsCandidate {
+  const Rule* rule = nullptr;
+  size_t rule_index = 0;
+  RootsAlternative roots;
+  Bindings bindings;
+  size_t specificity = 0;
+  std::vector<bool> replaced;
+};
+
+RootsCandidate roots_candidate(const Rule& rule, size_t rule_index, RootsAlternative roots) {
+  RootsCandidate candidate;
+  candidate.rule = &rule;
+  candidate.rule_index = rule_index;
+  candidate.specificity = root_specificity(roots);
+  for (size_t r = 0; r < rule.roots.size(); ++r) {
+    candidate.bindings.emplace(rule.roots[r].name, roots.roots[r].front().get());
+    for (const PatternPtr& pattern : roots.roots[r]) collect_bindings(*pattern, candidate.bindings);
+    candidate.replaced.push_back(std::any_of(rule.rewrites.begin(), rule.rewrites.end(), [&](const RootRewrite& w) {
+      return w.root == rule.roots[r].name;
+    }));
+  }
+  candidate.roots = std::move(roots);
+  return candidate;
+}
+
+bool guarded(const Rule& rule) {
+  return rule.guard != nullptr ||
+         std::any_of(rule.roots.begin(), rule.roots.end(), [](const RootDecl& root) { return root.guard != nullptr; });
+}
+
+bool has_dominator(const RootsCandidate& candidate) {
+  for (const std::vector<PatternPtr>& patterns : candidate.roots.roots) {
+    for (const PatternPtr& pattern : patterns) {
+      if (has_dominator(*pattern)) return true;
+    }
+  }
+  return false;
+}
+
+// The rule order, for a stable sort of Candidates or RootsCandidates: higher priority first, then the more specific.
+template <typename C>
+bool tried_before(const C& a, const C& b) {
+  if (a.rule->options.priority != b.rule->options.priority) return a.rule->options.priority > b.rule->options.priority;
+  return a.specificity > b.specificity;
 }
 
 // The dispatch key of an alternative: its root op, or its composite name; rules with different keys never meet.
@@ -462,7 +511,13 @@ class PassOverlaps {
     std::vector<size_t> alternative_counts(pass.rules.size(), 0);
     for (size_t i = 0; i < pass.rules.size(); ++i) {
       const Rule& rule = pass.rules[i];
-      if (rule.kind == Rule::Kind::MultiRoot || rule.lhs == nullptr) continue;
+      if (rule.kind == Rule::Kind::MultiRoot) {
+        for (RootsAlternative& roots : expand_root_alternatives(rule)) {
+          multi_roots_.push_back(roots_candidate(rule, i, std::move(roots)));
+        }
+        continue;
+      }
+      if (rule.lhs == nullptr) continue;
       for (PatternPtr& alternative : expand_alternatives(*rule.lhs)) {
         Candidate candidate;
         candidate.rule = &rule;
@@ -476,15 +531,11 @@ class PassOverlaps {
       }
     }
     // The rule order of emit_matcher(): priority, then specificity, then declaration (a stable sort).
-    std::stable_sort(order_.begin(), order_.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.rule->options.priority != b.rule->options.priority) {
-        return a.rule->options.priority > b.rule->options.priority;
-      }
-      return a.specificity > b.specificity;
-    });
+    std::stable_sort(order_.begin(), order_.end(), tried_before<Candidate>);
     for (size_t position = 0; position < order_.size(); ++position) {
       by_root_[root_key(*order_[position].pattern)].push_back(position);
     }
+    std::stable_sort(multi_roots_.begin(), multi_roots_.end(), tried_before<RootsCandidate>);
     rules_ = &pass.rules;
   }
 
@@ -494,6 +545,7 @@ class PassOverlaps {
       if (report_if_shadowed(i)) dead.insert(i);
     }
     warn_ambiguous(dead);
+    warn_ambiguous_multi_root();
   }
 
  private:
@@ -593,21 +645,95 @@ class PassOverlaps {
       const Candidate& second = order_[positions.second];
       const Rule& later = (*rules_)[rules.first];
       const Rule& earlier = (*rules_)[rules.second];
-      Diagnostic& diag = diags_.warning(
-          later.name_loc, describe(earlier) + " and " + describe(later) +
-                              " have the same priority and can match the same node, and neither matches "
-                              "everything the other does: '" +
-                              first.rule->name + "' is tried first (" + tried_first_because(first, second) + ")");
-      DiagnosticEngine::add_note(diag, earlier.name_loc,
-                                 "'" + earlier.name +
-                                     "' is here; give the rule that should win a higher priority to make the order "
-                                     "explicit");
+      warn_competing(earlier, later,
+                     describe(earlier) + " and " + describe(later) +
+                         " have the same priority and can match the same node",
+                     first.rule->name, tried_first_because(first, second));
+    }
+  }
+
+  // The warning at the later of two competing rules (`what` they can do), with a note at the earlier one.
+  void warn_competing(const Rule& earlier, const Rule& later, const std::string& what, const std::string& first,
+                      const char* because) {
+    Diagnostic& diag = diags_.warning(later.name_loc, what + ", and neither matches everything the other does: '" +
+                                                          first + "' is tried first (" + because + ")");
+    DiagnosticEngine::add_note(diag, earlier.name_loc,
+                               "'" + earlier.name +
+                                   "' is here; give the rule that should win a higher priority to make the order "
+                                   "explicit");
+  }
+
+  // Every pattern of root `r` of `general` covers the one pattern of the same root of `special`, with one reading
+  // of general's names across the roots; the roots must be alike in number and kind.
+  bool covers(const RootsCandidate& general, const RootsCandidate& special) const {
+    const std::vector<RootDecl>& g_roots = general.rule->roots;
+    const std::vector<RootDecl>& s_roots = special.rule->roots;
+    if (g_roots.size() != s_roots.size()) return false;
+    Covering covering(registry_, special.bindings);
+    for (size_t r = 0; r < g_roots.size(); ++r) {
+      const std::vector<PatternPtr>& g = general.roots.roots[r];
+      const std::vector<PatternPtr>& s = special.roots.roots[r];
+      if (g_roots[r].group != s_roots[r].group || general.replaced[r] != special.replaced[r] || g.size() != 1 ||
+          s.size() != 1 || !covering.covers(*g.front(), *s.front())) {
+        return false;
+      }
+    }
+    return covering.repetitions_hold();
+  }
+
+  // Whether two multi-root alternatives can fire at one anchor node on a node both replace: their anchors can be
+  // one node, and a root one replaces can be a root the other replaces. With the anchors one node, the anchor of
+  // one is no later root of the other (a rule's roots are distinct nodes): anchors pair with anchors only.
+  bool compete(const RootsCandidate& a, const RootsCandidate& b) const {
+    Unifier unifier(registry_, a.bindings, b.bindings);
+    if (!unifier.unify(*a.roots.roots.front().front(), *b.roots.roots.front().front())) return false;
+    for (size_t i = 0; i < a.roots.roots.size(); ++i) {
+      if (!a.replaced[i]) continue;
+      for (size_t j = 0; j < b.roots.roots.size(); ++j) {
+        if (!b.replaced[j] || (i == 0) != (j == 0)) continue;
+        for (const PatternPtr& x : a.roots.roots[i]) {
+          for (const PatternPtr& y : b.roots.roots[j]) {
+            if (unifier.unify(*x, *y)) return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  // The multi-root counterpart of warn_ambiguous(): two multi-root rules of equal priority, not both guarded,
+  // that compete for a node at one anchor while neither covers the other.
+  void warn_ambiguous_multi_root() {
+    std::map<std::pair<size_t, size_t>, std::pair<size_t, size_t>> ambiguous;  // as in warn_ambiguous()
+    for (size_t i = 0; i < multi_roots_.size(); ++i) {
+      for (size_t j = i + 1; j < multi_roots_.size(); ++j) {
+        const RootsCandidate& a = multi_roots_[i];
+        const RootsCandidate& b = multi_roots_[j];
+        if (a.rule == b.rule || a.rule->options.priority != b.rule->options.priority) continue;
+        if (guarded(*a.rule) && guarded(*b.rule)) continue;
+        if (has_dominator(a) || has_dominator(b)) continue;
+        auto rules = std::minmax(a.rule_index, b.rule_index);
+        std::pair<size_t, size_t> pair_key{rules.second, rules.first};
+        if (ambiguous.count(pair_key) != 0) continue;
+        if (compete(a, b) && !covers(a, b) && !covers(b, a)) ambiguous.emplace(pair_key, std::pair{i, j});
+      }
+    }
+    for (const auto& [rules, positions] : ambiguous) {
+      const RootsCandidate& first = multi_roots_[positions.first];
+      const RootsCandidate& second = multi_roots_[positions.second];
+      const Rule& later = (*rules_)[rules.first];
+      const Rule& earlier = (*rules_)[rules.second];
+      warn_competing(earlier, later,
+                     "multi-root rules '" + earlier.name + "' and '" + later.name +
+                         "' have the same priority and can match at the same anchor, replacing the same node",
+                     first.rule->name, tried_first_because(first, second));
     }
   }
 
   DiagnosticEngine& diags_;
   const OpRegistry& registry_;
   const std::vector<Rule>* rules_ = nullptr;
+  std::vector<RootsCandidate> multi_roots_;  // every alternative of the multi-root rules, in rule order
   std::vector<Candidate> order_;                          // every alternative, in rule order
   std::map<std::string, std::vector<size_t>> by_root_;  // positions in order_, by root_key()
 };

@@ -24,7 +24,7 @@ namespace {
 
 // --- what a variable holds while a rule is tried ---
 
-enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let, List, AttrList, DimList };
+enum class SlotKind : uint8_t { Value, Op, Attr, Dim, Let, List, AttrList, DimList, OpList };
 
 struct Binding {
   bool bound = false;
@@ -32,7 +32,8 @@ struct Binding {
   OpId op = 0;                    // Op
   const AttrValue* attr = nullptr;  // Attr: the matched node's attribute
   Dim dim = Dim::fixed(0);        // Dim
-  int list = -1;  // List: an index into the alternative's lists; AttrList, DimList: into its attr, dim lists
+  int list = -1;  // List: an index into the alternative's lists; AttrList, DimList, OpList: into its attr, dim, op
+                  // lists
 };
 
 // A guard-like value, as the generated C++ computes it: numbers in double precision (integer arithmetic there is
@@ -66,7 +67,8 @@ struct Instr {
     Rest,         // binds the list slot `slot` (list `index`) to the operands from `count` on (`xs...`)
     Dominator,    // regs[dst] = the parent `*dominator` reaches from regs[reg], the child (find_dominated_parent)
     // Rule kinds beyond one rewritten root:
-    Composite,  // a call of a module function whose Composite attribute is `*name`, with `count` operands
+    Composite,  // a call of a module function whose Composite attribute is `*name`, with `count` operands (at
+                // least that many when `index` is 1: `composite("c")(a, ...)`)
     Load,       // regs[dst] = the node of value variable `slot`
     Users,      // a choice point: regs[dst] = each user of regs[reg] in turn (a later root's candidates)
     NotRoot,    // regs[reg] is none of the roots matched so far (registers `roots`, group lists `lists`)
@@ -102,6 +104,7 @@ struct GroupInfo {
   std::vector<std::pair<int, int>> collected;  // (value slot inside the member program, list) incl. the members
   std::vector<std::pair<int, int>> collected_attrs;  // (attribute slot inside the member program, attr list)
   std::vector<std::pair<int, int>> collected_dims;   // (dimension slot inside the member program, dim list)
+  std::vector<std::pair<int, int>> collected_ops;    // (op slot inside the member program, op list)
 };
 
 bool attr_equal(const AttrValue& a, const AttrValue& b) { return a == b; }
@@ -148,7 +151,11 @@ class Alternative {
     anchor_at(*pattern_);
     compile(*pattern_, new_register(), /*op_known=*/true, order);
     if (rule_.kind == Rule::Kind::Partition) {
-      for (const Pattern* leaf : partition_input_leaves(*pattern_)) input_registers_.push_back(leaf_registers_.at(leaf));
+      for (const PartitionInput& input : partition_inputs(*pattern_)) {
+        input_registers_.emplace_back(input.leaf != nullptr ? leaf_registers_.at(input.leaf)
+                                                            : rest_registers_.at(input.rest),
+                                      input.leaf != nullptr ? -1 : static_cast<int>(input.first));
+      }
     }
     finish();
   }
@@ -199,6 +206,7 @@ class Alternative {
     lists_.resize(static_cast<size_t>(num_lists_));
     attr_lists_.resize(static_cast<size_t>(num_attr_lists_));
     dim_lists_.resize(static_cast<size_t>(num_dim_lists_));
+    op_lists_.resize(static_cast<size_t>(num_op_lists_));
     fired_ = false;
     run(0);
     return fired_;
@@ -235,6 +243,8 @@ class Alternative {
     for (const LetBinding& let : rule_.lets) computed_attrs(*let.value, attr_values_);
     if (rule_.rhs != nullptr) computed_attrs(*rule_.rhs, attr_values_);
     for (const RootRewrite& rewrite : rule_.rewrites) computed_attrs(*rewrite.value, attr_values_);
+    for (const LetBinding& let : rule_.lets) called_op_variables(*let.value, callees_);
+    for (const RootRewrite& rewrite : rule_.rewrites) called_op_variables(*rewrite.value, callees_);
     emit(Instr::Kind::Accept, 0);
   }
 
@@ -244,6 +254,7 @@ class Alternative {
       Instr& check = emit(Instr::Kind::Composite, reg);
       check.name = &*call.composite;
       check.count = static_cast<int>(call.operands.size());
+      check.index = call.rest ? 1 : 0;  // at least `count` operands
     } else {
       emit(Instr::Kind::CallOf, reg).op = call.ops[0].id;
     }
@@ -329,8 +340,8 @@ class Alternative {
       emit(Instr::Kind::Collect, candidate).index = index;
     }
     program_[group_pc].dst = static_cast<int>(program_.size());
-    // Sema allows values, attributes and dimensions to be first bound inside a group; each bound by every
-    // alternative becomes a list.
+    // Values, ops, attributes and dimensions first bound inside a group: each bound by every alternative becomes
+    // a list.
     for (auto it = slots_.begin(); it != slots_.end();) {
       if (before.count(it->first) != 0) {
         ++it;
@@ -338,7 +349,8 @@ class Alternative {
       }
       const bool everywhere = it->second == member_slot || bound_by[it->first] == alternatives.size();
       const SlotKind kind = kinds_[static_cast<size_t>(it->second)];
-      if ((kind != SlotKind::Value && kind != SlotKind::Attr && kind != SlotKind::Dim) || !everywhere) {
+      if ((kind != SlotKind::Value && kind != SlotKind::Attr && kind != SlotKind::Dim && kind != SlotKind::Op) ||
+          !everywhere) {
         it = slots_.erase(it);
         continue;
       }
@@ -350,13 +362,18 @@ class Alternative {
       } else if (kind == SlotKind::Dim) {
         list = num_dim_lists_++;
         info.collected_dims.emplace_back(it->second, list);
+      } else if (kind == SlotKind::Op) {
+        list = num_op_lists_++;
+        info.collected_ops.emplace_back(it->second, list);
       } else {
         list = it->second == member_slot ? group.members : num_lists_++;
         info.collected.emplace_back(it->second, list);
       }
       const int list_slot = static_cast<int>(kinds_.size());
-      kinds_.push_back(kind == SlotKind::Attr ? SlotKind::AttrList : kind == SlotKind::Dim ? SlotKind::DimList
-                                                                                           : SlotKind::List);
+      kinds_.push_back(kind == SlotKind::Attr  ? SlotKind::AttrList
+                       : kind == SlotKind::Dim ? SlotKind::DimList
+                       : kind == SlotKind::Op  ? SlotKind::OpList
+                                               : SlotKind::List);
       list_slots_.emplace_back(list_slot, list);
       it->second = list_slot;
       ++it;
@@ -366,7 +383,15 @@ class Alternative {
   // Partition inputs: the nodes the input leaves matched.
   bool partition() {
     std::vector<Node*> inputs;
-    for (int reg : input_registers_) inputs.push_back(regs_[static_cast<size_t>(reg)]);
+    for (const auto& [reg, first] : input_registers_) {
+      Node* node = regs_[static_cast<size_t>(reg)];
+      if (first < 0) {
+        inputs.push_back(node);
+      } else {
+        const std::span<Node* const> rest = node->operands().subspan(static_cast<size_t>(first));
+        inputs.insert(inputs.end(), rest.begin(), rest.end());
+      }
+    }
     return rewriter_->partition(rule_.name, regs_[0], inputs) != nullptr;
   }
 
@@ -408,6 +433,9 @@ class Alternative {
     }
     for (const Expr* value : attr_values_) {
       if (!compute(*value)) return false;
+    }
+    for (const std::string& callee : callees_) {
+      if (kind_of(callee) == SlotKind::OpList && !common_op(callee)) return false;
     }
     switch (rule_.kind) {
       case Rule::Kind::Partition:
@@ -511,6 +539,7 @@ class Alternative {
 
   // `xs...` from operand `first` on; `...` binds nothing.
   void compile_rest(const RestPattern& rest, int reg, size_t first) {
+    rest_registers_[&rest] = reg;
     if (rest.name.empty()) return;
     const int list = num_lists_++;
     const int list_slot = slot(rest.name, SlotKind::List);
@@ -524,6 +553,7 @@ class Alternative {
   void compile_call(const CallPattern& call, int reg, bool op_known, const MatchOrder& order) {
     if (call.composite) {  // checked whole even at the root, as the emitter does; no operand-order choice
       check_callee(call, reg);
+      if (call.rest) compile_rest(*call.rest, reg, call.operands.size());
       for (size_t i : order.operand_order(call)) compile(*call.operands[i], operand(reg, i, -1), false, order);
       return;
     }
@@ -597,6 +627,7 @@ class Alternative {
           for (const auto& [slot, list] : group.collected) lists_[static_cast<size_t>(list)].clear();
           for (const auto& [slot, list] : group.collected_attrs) attr_lists_[static_cast<size_t>(list)].clear();
           for (const auto& [slot, list] : group.collected_dims) dim_lists_[static_cast<size_t>(list)].clear();
+          for (const auto& [slot, list] : group.collected_ops) op_lists_[static_cast<size_t>(list)].clear();
           // Each alternative's candidates, each ending in Member.
           for (int start : instr.roots) run(static_cast<size_t>(start));
           if (lists_[static_cast<size_t>(group.members)].size() < 2) return false;
@@ -619,6 +650,9 @@ class Alternative {
           }
           for (const auto& [slot, list] : group.collected_dims) {
             dim_lists_[static_cast<size_t>(list)].push_back(vars_[static_cast<size_t>(slot)].dim);
+          }
+          for (const auto& [slot, list] : group.collected_ops) {
+            op_lists_[static_cast<size_t>(list)].push_back(vars_[static_cast<size_t>(slot)].op);
           }
           return true;
         }
@@ -703,7 +737,9 @@ class Alternative {
         return parent != nullptr;
       }
       case Instr::Kind::Composite:
-        return node->kind() == NodeKind::FuncCall && node->num_operands() == static_cast<size_t>(instr.count) &&
+        return node->kind() == NodeKind::FuncCall &&
+               (instr.index == 1 ? node->num_operands() >= static_cast<size_t>(instr.count)
+                                 : node->num_operands() == static_cast<size_t>(instr.count)) &&
                rewriter_->composite_of(node) == *instr.name;
       case Instr::Kind::Load:
         regs_[static_cast<size_t>(instr.dst)] = vars_[static_cast<size_t>(instr.slot)].node;
@@ -832,6 +868,15 @@ class Alternative {
     return attr_lists_[static_cast<size_t>(variable(name).list)];
   }
 
+  // A group's op list as a callee: the members' common op; nullopt when they differ.
+  std::optional<OpId> common_op(const std::string& name) const {
+    const std::vector<OpId>& members = op_lists_[static_cast<size_t>(variable(name).list)];
+    if (std::adjacent_find(members.begin(), members.end(), std::not_equal_to<>()) != members.end()) {
+      return std::nullopt;
+    }
+    return members[0];
+  }
+
   static Computed literal(const AttrValue& value) {
     if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&value)) return *d;
@@ -852,7 +897,8 @@ class Alternative {
         return Computed(bound.node);
       case SlotKind::Op:
         return Computed(OpRef{bound.op});
-      case SlotKind::List:  // read through .count and .shape[i] only
+      case SlotKind::List:  // read through .count and .shape[i], compared as a whole (binary())
+      case SlotKind::OpList:  // a callee only
         return std::nullopt;
       case SlotKind::DimList: {  // read as numbers: every member's extent, all static or the rule fails
         IntList extents;
@@ -968,6 +1014,9 @@ class Alternative {
     if (binary.lhs->type == ExprType::NumberList || binary.rhs->type == ExprType::NumberList) {
       return number_list_comparison(binary);
     }
+    if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
+      return value_list_equality(binary);
+    }
     if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
       // Two dimensions compare as dimensions, so that equal symbolic ones are equal.
       return result(variable(std::get<VarExpr>(binary.lhs->node).name).dim ==
@@ -1010,6 +1059,23 @@ class Alternative {
       default:
         return std::nullopt;
     }
+  }
+
+  // A list of graph values against one value: every member is that node (`==`), none is (`!=`); two lists: as
+  // wholes, the same nodes in the same order.
+  std::optional<Computed> value_list_equality(const BinaryExpr& binary) {
+    const bool equal = binary.op == BinaryOp::Equal;
+    if (binary.lhs->type == binary.rhs->type) {
+      const std::vector<Node*>& a = list_of(std::get<VarExpr>(binary.lhs->node).name);
+      const std::vector<Node*>& b = list_of(std::get<VarExpr>(binary.rhs->node).name);
+      return Computed((a == b) == equal);
+    }
+    const bool list_left = binary.lhs->type == ExprType::ValueList;
+    const std::vector<Node*>& list = list_of(std::get<VarExpr>((list_left ? binary.lhs : binary.rhs)->node).name);
+    std::optional<Computed> other = compute(list_left ? *binary.rhs : *binary.lhs);
+    if (!other) return std::nullopt;
+    const Node* value = std::get<Node*>(*other);
+    return Computed(std::all_of(list.begin(), list.end(), [&](const Node* member) { return (member == value) == equal; }));
   }
 
   // A list of numbers against a number: for every member; two lists (== and != only): as wholes.
@@ -1118,7 +1184,13 @@ class Alternative {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) operands[i] = build(*call.operands[i], sibling);
     }
     operands = spread_lists(call.operands, std::move(operands));
-    const OpId op = call.op_is_var ? variable(call.op.text).op : call.op.id;
+    OpId op = call.op.id;
+    if (call.op_is_var) {
+      std::optional<OpId> known = kind_of(call.op.text) == SlotKind::OpList ? common_op(call.op.text)
+                                                                              : variable(call.op.text).op;
+      if (!known) return nullptr;
+      op = *known;
+    }
     const OpInfo& info = registry_.get(op);
     if (call.attrs.empty()) return rewriter_->call(op, operands, info.default_attrs());
     AttrList attrs;
@@ -1186,11 +1258,14 @@ class Alternative {
   const std::map<std::string, int>* scope_ = &slots_;
   std::vector<SlotKind> kinds_;
   std::vector<const Expr*> attr_values_;
+  std::vector<std::string> callees_;  // the op variables the right-hand side calls
   Mentions mentions_;  // in the pattern (every root and root guard of a multi-root rule)
   Anchor anchor_ = Anchor::Op;
   OpId root_op_ = 0;
   std::map<const Pattern*, int> leaf_registers_;
-  std::vector<int> input_registers_;  // a partition's inputs
+  std::map<const RestPattern*, int> rest_registers_;  // the call (tuple) each rest's operands (fields) come from
+  // A partition's inputs: (register, -1) for a leaf's node, (register, first) for its operands from `first` on.
+  std::vector<std::pair<int, int>> input_registers_;
   std::vector<int> root_registers_;   // a multi-root rule's single roots, in order
   std::vector<GroupInfo> groups_;
   std::vector<std::pair<int, int>> list_slots_;  // (List slot, list)
@@ -1204,8 +1279,10 @@ class Alternative {
   std::vector<std::vector<Node*>> lists_;  // the groups' lists
   std::vector<std::vector<AttrValue>> attr_lists_;  // the attributes captured in groups, per member
   std::vector<std::vector<Dim>> dim_lists_;         // the dimensions bound in groups, per member
+  std::vector<std::vector<OpId>> op_lists_;         // the ops bound in groups, per member
   int num_attr_lists_ = 0;
   int num_dim_lists_ = 0;
+  int num_op_lists_ = 0;
   bool fired_ = false;
 };
 

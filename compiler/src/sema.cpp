@@ -356,7 +356,6 @@ class Checker {
     if (partition && rule.name.empty()) diags_.error(rule.name_loc, "a partition needs a composite name");
     Scope scope;
     check_pattern(*rule.lhs, scope);
-    if (partition) reject_in_partition(*rule.lhs);
     if (!root_is_call(*rule.lhs) && (partition || !root_is_tuple_item(*rule.lhs))) {
       diags_.error(rule.lhs->loc, partition ? "the pattern of a partition must be an op call"
                                             : "the left-hand side of a rule must be an op call or a tuple item "
@@ -387,19 +386,6 @@ class Checker {
                                          (variable.kind == VarKind::Value ? "; write _ to match any value" : ""));
       }
     }
-  }
-
-  // A partition's inputs are the values its pattern's leaves match; `...` leaves operands unnamed that would have
-  // to become inputs.
-  void reject_in_partition(const Pattern& pattern) {
-    const auto* call = std::get_if<CallPattern>(&pattern.node);
-    const auto* tuple = std::get_if<TuplePattern>(&pattern.node);
-    const std::optional<RestPattern>* rest = call ? &call->rest : tuple ? &tuple->rest : nullptr;
-    if (rest != nullptr && *rest) {
-      diags_.error((*rest)->loc, "a partition's pattern cannot end an operand list with '...': every operand must "
-                                 "be matched to become an input of the composite function");
-    }
-    for_each_sub_pattern(pattern, [&](const Pattern& sub) { reject_in_partition(sub); });
   }
 
   // Every way the pattern can match has a tuple item at the root: the rule is tried at tuple items.
@@ -554,7 +540,7 @@ class Checker {
   void check_call_pattern(CallPattern& call, SourceLoc loc, Scope& scope) {
     if (call.composite) {  // any number of operands: the composite function's parameters
       for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
-      if (call.rest) diags_.error(call.rest->loc, "a composite call lists its operands; it cannot end with '...'");
+      bind_rest(call.rest, scope);  // `composite("c")(a, xs...)`: further arguments, as for an op
       return;
     }
     expand_op_classes(call, loc);
@@ -1059,15 +1045,24 @@ class Checker {
       case BinaryOp::Equal:
       case BinaryOp::NotEqual:
         if (lhs == ExprType::AttrList || rhs == ExprType::AttrList) return check_attr_list_equality(binary, scope);
-        if (is_list_type(lhs) || is_list_type(rhs)) {
-          diags_.error(binary.op_loc, "cannot compare lists of graph values (not supported yet); compare each member "
-                                      "in the group's own guard");
-          return ExprType::Unknown;
-        }
+        if (lhs == ExprType::ValueList || rhs == ExprType::ValueList) return check_value_list_equality(binary);
         if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
         diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
         return ExprType::Unknown;
     }
+    return ExprType::Unknown;
+  }
+
+  // `w == x`, `w != x`: a list of graph values against one value holds when every member is that node (`==`) or
+  // none is (`!=`); two lists compare as wholes (same count, the same node at every position).
+  ExprType check_value_list_equality(const BinaryExpr& binary) {
+    const ExprType lhs = binary.lhs->type;
+    const ExprType rhs = binary.rhs->type;
+    auto graph_value = [](ExprType type) { return type == ExprType::Value || type == ExprType::ValueList; };
+    if (graph_value(lhs) && graph_value(rhs)) return ExprType::Bool;
+    diags_.error(binary.op_loc, "'" + std::string(binary_op_spelling(binary.op)) + "' between " + type_name(lhs) +
+                                    " and " + type_name(rhs) + ": a list of graph values compares with a graph value "
+                                    "(every member) or with another list of graph values");
     return ExprType::Unknown;
   }
 
@@ -1184,17 +1179,9 @@ class Checker {
       member_only_[name] = {variable.loc, root.name};
       it = scope.erase(it);
     }
+    // Values, ops, attributes and dimensions first bound inside the group: one per member after it.
     for (auto& [name, variable] : scope) {
-      if (before.count(name) != 0) continue;
-      if (variable.kind == VarKind::Op) {
-        Diagnostic& diag = diags_.error(variable.loc, "'" + name + "' is " + var_kind_name(variable.kind) +
-                                                          " bound inside group '" + root.name +
-                                                          "'; only graph values, attributes and dimensions can be "
-                                                          "collected per member (not supported yet)");
-        DiagnosticEngine::add_note(diag, root.name_loc, "the group is here");
-        variable.poisoned = true;
-      }
-      variable.list = true;
+      if (before.count(name) == 0) variable.list = true;
     }
   }
 
@@ -1280,8 +1267,6 @@ class Checker {
     return it != scope.end() && it->second.list && !it->second.poisoned && it->second.kind == VarKind::Value;
   }
 
-  static bool is_list_type(ExprType type) { return type == ExprType::ValueList || type == ExprType::NumberList; }
-
   // `ms.count`; other properties of a list are read per member, in the group's guard. Nullopt when `member` is
   // not read from a list.
   std::optional<ExprType> check_list_member(MemberExpr& member, Scope& scope) {
@@ -1289,9 +1274,12 @@ class Checker {
     check_computed(*member.object, scope);
     if (member.member == "count") return ExprType::Number;
     const std::string& name = std::get<VarExpr>(member.object->node).name;
+    const bool rest = scope.at(name).rest;
     Diagnostic& diag = diags_.error(member.member_loc,
-                                    "'" + name + "' is a list (one value per group member): it has .count and "
-                                    ".shape[i]; read ." + member.member + " per member in the group's guard");
+                                    "'" + name + "' is a list (" +
+                                        (rest ? "the operands " + name + "... matched" : "one value per group member") +
+                                        "): it has .count and .shape[i]" +
+                                        (rest ? "" : "; read ." + member.member + " per member in the group's guard"));
     DiagnosticEngine::add_note(diag, scope.at(name).loc, "bound here");
     return ExprType::Unknown;
   }

@@ -17,7 +17,11 @@ class Term {
  public:
   explicit Term(const Rule& rule) {
     for (const LetBinding& let : rule.lets) lets_[let.name] = let.value.get();
-    record_bound_patterns(*rule.lhs);
+    if (rule.lhs != nullptr) record_bound_patterns(*rule.lhs);
+    for (const RootDecl& root : rule.roots) {
+      bound_patterns_.emplace(root.name, root.pattern.get());
+      record_bound_patterns(*root.pattern);
+    }
   }
 
   // The expression a name stands for after let substitution (itself when it is a left-hand-side variable).
@@ -91,6 +95,16 @@ class Term {
 class TermMatcher {
  public:
   TermMatcher(const Term& term, const OpRegistry& registry) : term_(term), registry_(registry) {}
+
+  // Whether `name` is bound to something other than the variable of that name.
+  bool rebound(const std::string& name) const {
+    auto it = bindings_.find(name);
+    if (it == bindings_.end()) return false;
+    const auto* var = std::get_if<VarExpr>(&term_.resolve(*it->second).node);
+    return var == nullptr || var->name != name;
+  }
+  // Binds a root's name to the value that replaces it.
+  bool bind_root(const std::string& name, const Expr& expr) { return bind(name, expr); }
 
   bool match(const Pattern& pattern, const Expr& written) {
     const Expr& expr = term_.resolve(written);
@@ -219,12 +233,74 @@ bool rhs_matches_lhs(const Rule& from, const Rule& to, const OpRegistry& registr
   return false;
 }
 
+// What replaces the root `name` of a multi-root rule; null for a root it keeps (or a name that is no root).
+const Expr* replacement_of(const Rule& rule, const std::string& name) {
+  for (const RootRewrite& rewrite : rule.rewrites) {
+    if (rewrite.root == name) return rewrite.value.get();
+  }
+  return nullptr;
+}
+
+// A multi-root rule the check looks at: no guard anywhere, not `once`, the anchor replaced, no group (a group's
+// replacement is a list of parts, which the text does not show as calls).
+bool considered_multi_root(const Rule& rule) {
+  if (rule.kind != Rule::Kind::MultiRoot || rule.guard != nullptr || rule.options.once || rule.roots.empty()) {
+    return false;
+  }
+  for (const RootDecl& root : rule.roots) {
+    if (root.guard != nullptr || root.group) return false;
+  }
+  return replacement_of(rule, rule.roots.front().name) != nullptr;
+}
+
+// Names a pattern mentions (variables and binds), in any alternative.
+void mentioned_names(const Pattern& pattern, std::vector<std::string>& names) {
+  if (const auto* var = std::get_if<VarPattern>(&pattern.node)) names.push_back(var->name);
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) names.push_back(bind->name);
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { mentioned_names(sub, names); });
+}
+
+// Whether a multi-root rule certainly matches again where it fired: each replaced root's replacement matches that
+// root's own pattern, with one binding of the names across the roots, and each root it keeps (context) reads only
+// names bound to what they were (`x` to `x`) or replaced roots (which it now uses in their new form).
+bool recreates_its_roots(const Rule& rule, const OpRegistry& registry) {
+  Term term(rule);
+  for (const RootsAlternative& alternative : expand_root_alternatives(rule)) {
+    TermMatcher matcher(term, registry);
+    bool all = true;
+    for (size_t r = 0; r < rule.roots.size() && all; ++r) {
+      const Expr* replacement = replacement_of(rule, rule.roots[r].name);
+      if (replacement == nullptr) continue;
+      all = matcher.match(*alternative.roots[r].front(), *replacement) &&
+            matcher.bind_root(rule.roots[r].name, *replacement);
+    }
+    // A kept root still sees its values where the names it reads are bound to themselves (or not at all).
+    for (size_t r = 0; r < rule.roots.size() && all; ++r) {
+      if (replacement_of(rule, rule.roots[r].name) != nullptr) continue;
+      std::vector<std::string> names;
+      mentioned_names(*alternative.roots[r].front(), names);
+      all = std::none_of(names.begin(), names.end(), [&](const std::string& name) {
+        return replacement_of(rule, name) == nullptr && matcher.rebound(name);
+      });
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void warn_rules_that_undo_each_other(const AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
   for (const Pass& pass : file.passes) {
     for (size_t later = 0; later < pass.rules.size(); ++later) {
       const Rule& b = pass.rules[later];
+      if (considered_multi_root(b) && recreates_its_roots(b, registry)) {
+        diags.warning(b.name_loc, "rule '" + b.name +
+                                      "' matches its own replacements (each replaced root's new value matches that "
+                                      "root's pattern), so the pass can rewrite forever (until the rewrite budget "
+                                      "stops it); add a guard or 'once'");
+        continue;
+      }
       if (!considered(b)) continue;
       if (rhs_matches_lhs(b, b, registry)) {
         diags.warning(b.name_loc, "rule '" + b.name +

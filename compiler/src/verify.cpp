@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <any>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,7 +82,7 @@ class ChoiceSequence {
 
 // Shapes tried, in order, for a leaf whose pattern says nothing about its type.
 const std::vector<std::vector<int64_t>> kLeafShapes = {{2, 3, 4, 4}, {2, 4, 4}, {4, 4}, {4, 8}, {8, 4}, {8}, {},
-                                                       {2, 4, 6, 6}, {4, 4, 3, 3}};
+                                                       {2, 4, 6, 6}, {4, 4, 3, 3}, {1, 4, 6, 6}};
 // Dtypes tried for a leaf whose pattern does not fix one (bool for logical ops).
 const std::vector<DType> kLeafDtypes = {DType::Float32, DType::Float16, DType::Bool};
 // Dtypes tried for a constant whose pattern does not fix one.
@@ -111,29 +113,81 @@ std::optional<std::vector<int64_t>> static_extents(TypeRef type) {
   return extents;
 }
 
-// Builds one instance of an alternative-free left-hand side as a function, taking every open decision (leaf
-// shapes and dtypes, reshape and broadcast targets, unwritten permutations, constants) from `choices`. Deterministic in the choices, so building twice
-// with the same choices gives two identical functions.
+// A partition rule of the file: what makes the composite functions a `composite("NAME")` pattern calls.
+struct PartitionRef {
+  size_t pass_index = 0;
+  size_t rule_index = 0;
+};
+
+std::optional<PartitionRef> find_partition(const AstFile& file, const std::string& composite) {
+  for (size_t pass = 0; pass < file.passes.size(); ++pass) {
+    for (size_t rule = 0; rule < file.passes[pass].rules.size(); ++rule) {
+      const Rule& candidate = file.passes[pass].rules[rule];
+      if (candidate.kind == Rule::Kind::Partition && candidate.name == composite) return PartitionRef{pass, rule};
+    }
+  }
+  return std::nullopt;
+}
+
+// Unary ops tried between a dominator pattern's parent and an open operand of its child, when the path allows
+// them (then any other unary op of the path).
+const std::vector<OpId> kPreferredPathOps = {op::nn_relu, op::exp, op::negative};
+
+// Builds one instance of an alternative-free left-hand side (or of the roots of a multi-root rule) as a function,
+// taking every open decision (leaf shapes and dtypes, reshape and broadcast targets, unwritten permutations,
+// constants, a group member's alternative, the region of a dominator pattern) from `choices`. Deterministic in the
+// choices, so building twice with the same choices gives two identical functions.
 class InstanceBuilder {
  public:
-  InstanceBuilder(ChoiceSequence& choices, Function& function) : choices_(choices), function_(function) {}
+  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function)
+      : choices_(choices), file_(file), function_(function) {}
+
+  // The roots of one alternative of a multi-root rule, in order, each a node of the same function (a name bound
+  // by an earlier root is the same node in a later one); a group root gets `members` members. A name first bound
+  // inside a group is a list, one value per member, so each member binds it afresh. Empty on failure.
+  std::vector<Node*> build_roots(const Rule& rule, const RootsAlternative& roots, size_t members) {
+    std::vector<Node*> nodes;
+    for (size_t r = 0; r < rule.roots.size(); ++r) {
+      const RootDecl& decl = rule.roots[r];
+      const std::vector<PatternPtr>& patterns = roots.roots[r];
+      for (size_t member = 0; member < (decl.group ? members : 1); ++member) {
+        std::map<std::string, Node*> outer = values_;
+        // Later members repeat the first one's choices where they can: one member's search, not the product.
+        member_choices_ = !decl.group  ? MemberChoices::Free
+                          : member == 0 ? MemberChoices::Record
+                                        : MemberChoices::Replay;
+        replayed_ = 0;
+        if (member == 0) recorded_.clear();
+        const Pattern& pattern = *patterns[decl.group ? pick_index(patterns.size()) : 0];
+        Node* node = build_named(decl.name, pattern);
+        member_choices_ = MemberChoices::Free;
+        if (decl.group) values_ = std::move(outer);
+        if (node == nullptr) return {};
+        nodes.push_back(node);
+      }
+    }
+    return nodes;
+  }
+
+  // The partition rules whose composite functions the instance calls: they carve them out of it once built.
+  const std::vector<PartitionRef>& partitions() const { return partitions_; }
 
   // Null (see error()) when the instance does not type-check or uses a construct that cannot be built.
   Node* build(const Pattern& pattern) {
     return std::visit(Overloaded{
-                          [&](const WildcardPattern&) { return leaf("", nullptr); },
-                          [&](const VarPattern& var) { return named_leaf(var.name, nullptr); },
-                          [&](const BindPattern& bind) { return bind_value(bind); },
+                          [&](const WildcardPattern&) { return open_leaf("", nullptr); },
+                          [&](const VarPattern& var) { return named_leaf(var.name, nullptr, true); },
+                          [&](const BindPattern& bind) { return build_named(bind.name, *bind.inner); },
                           [&](const CallPattern& call) { return build_call(call); },
                           [&](const ConstPattern& constant) { return build_constant(constant); },
                           [&](const AltPattern& alt) { return build(*alt.alternatives.front()); },
-                          [&](const TypePattern& type) { return leaf("", &type); },
+                          [&](const TypePattern& type) { return open_leaf("", &type); },
                           [&](const ItemPattern& item) { return build_item(item); },
                           [&](const TuplePattern& tuple) { return build_tuple(tuple); },
-                          [&](const ParamPattern& param) { return named_leaf(param.name.value_or(""), nullptr); },
-                          [&](const DominatorPattern&) {
-                            return fail("dominator patterns cannot be instantiated (their path is not written)");
+                          [&](const ParamPattern& param) {
+                            return named_leaf(param.name.value_or(""), nullptr, false);
                           },
+                          [&](const DominatorPattern& dominator) { return build_dominator(dominator); },
                       },
                       pattern.node);
   }
@@ -141,30 +195,109 @@ class InstanceBuilder {
   const std::string& error() const { return error_; }
 
  private:
+  // One of `options` (the first preferred). While a group's first member is built its picks are recorded; later
+  // members pick the same values where their options hold them (an option list may differ between members: the
+  // shapes built so far grow), and choose freely otherwise.
+  template <typename T>
+  T pick(const std::vector<T>& options) {
+    if (member_choices_ == MemberChoices::Replay && replayed_ < recorded_.size()) {
+      if (const T* recorded = std::any_cast<T>(&recorded_[replayed_++])) {
+        auto found = std::find(options.begin(), options.end(), *recorded);
+        if (found != options.end()) return *found;
+      }
+    }
+    T chosen = options[choices_.choose(options.size())];
+    if (member_choices_ == MemberChoices::Record) recorded_.emplace_back(chosen);
+    return chosen;
+  }
+  size_t pick_index(size_t count) {
+    std::vector<size_t> indices(count);
+    for (size_t i = 0; i < count; ++i) indices[i] = i;
+    return pick(indices);
+  }
+
   Node* fail(std::string message) {
     if (error_.empty()) error_ = std::move(message);
     return nullptr;
   }
 
-  Node* named_leaf(const std::string& name, const TypePattern* type) {
-    if (name.empty()) return leaf(name, type);
+  // A leaf that may be an open operand of a dominator pattern's child (`_`, a variable, a type pattern; not
+  // `var()`, which must be a parameter).
+  Node* named_leaf(const std::string& name, const TypePattern* type, bool open) {
+    if (!name.empty()) {
+      if (auto found = values_.find(name); found != values_.end()) return found->second;
+    }
+    Node* node = open ? open_leaf(name, type) : leaf(name, type);
+    if (node != nullptr && !name.empty()) values_[name] = node;
+    return node;
+  }
+
+  // `name: pattern` (a bind, or a root of a multi-root rule): the value bound to `name` before, or the pattern's
+  // instance, a parameter called `name` when the pattern is a leaf.
+  Node* build_named(const std::string& name, const Pattern& pattern) {
     if (auto found = values_.find(name); found != values_.end()) return found->second;
-    Node* node = leaf(name, type);
+    Node* node = nullptr;
+    if (const auto* type = std::get_if<TypePattern>(&pattern.node)) {
+      node = open_leaf(name, type);
+    } else if (std::holds_alternative<WildcardPattern>(pattern.node)) {
+      node = open_leaf(name, nullptr);
+    } else if (const auto* param = std::get_if<ParamPattern>(&pattern.node); param != nullptr && !param->name) {
+      node = leaf(name, nullptr);
+    } else {
+      node = build(pattern);
+    }
     if (node != nullptr) values_[name] = node;
     return node;
   }
 
-  Node* bind_value(const BindPattern& bind) {
-    if (auto found = values_.find(bind.name); found != values_.end()) return found->second;
-    Node* node = nullptr;
-    if (const auto* type = std::get_if<TypePattern>(&bind.inner->node)) {
-      node = leaf(bind.name, type);
-    } else if (std::holds_alternative<WildcardPattern>(bind.inner->node)) {
-      node = leaf(bind.name, nullptr);
-    } else {
-      node = build(*bind.inner);
+  // Inside a dominator pattern's child an open operand is part of the region: the parent, or a unary op of the
+  // path applied to it (the walk from the child's operands must reach the parent through path ops only).
+  Node* open_leaf(const std::string& name, const TypePattern* type) {
+    if (dominators_.empty() || type != nullptr) return leaf(name, type);
+    const DominatorFrame& frame = dominators_.back();
+    const size_t choice = pick_index(frame.unary_path_ops.size() + 1);
+    if (choice == frame.unary_path_ops.size()) return frame.parent;
+    std::string error;
+    Node* node = function_.add_call(frame.unary_path_ops[choice], std::vector<Node*>{frame.parent}, {}, error);
+    return node != nullptr ? node : fail(error);
+  }
+
+  // `dominates(parent, path, child)`: the parent, then the child with its open operands in the region above.
+  Node* build_dominator(const DominatorPattern& dominator) {
+    Node* parent = build(*dominator.parent);
+    if (parent == nullptr) return nullptr;
+    DominatorFrame frame{parent, {}};
+    for (OpId op : kPreferredPathOps) {
+      if (std::binary_search(dominator.path_ops.begin(), dominator.path_ops.end(), op)) {
+        frame.unary_path_ops.push_back(op);
+      }
     }
-    if (node != nullptr) values_[bind.name] = node;
+    for (OpId op : dominator.path_ops) {
+      const OpInfo& info = OpRegistry::global().get(op);
+      if (frame.unary_path_ops.empty() && info.min_operands == 1 && info.max_operands == 1) {
+        frame.unary_path_ops.push_back(op);
+      }
+    }
+    dominators_.push_back(std::move(frame));
+    Node* child = build(*dominator.child);
+    dominators_.pop_back();
+    return child;
+  }
+
+  // `composite("NAME")(...)`: the instance of the file's partition of that name, which build_instance() then
+  // carves into a composite function and a call of it. Its names are its own: they are not the rule's.
+  Node* build_composite(const std::string& composite) {
+    std::optional<PartitionRef> partition = find_partition(file_, composite);
+    if (!partition) {
+      return fail("no partition of this file makes the composite functions \"" + composite + "\" calls");
+    }
+    const Rule& rule = file_.passes[partition->pass_index].rules[partition->rule_index];
+    owned_.push_back(expand_alternatives(*rule.lhs));
+    const std::vector<PatternPtr>& alternatives = owned_.back();
+    std::map<std::string, Node*> outer = std::exchange(values_, {});
+    Node* node = build(*alternatives[pick_index(alternatives.size())]);
+    values_ = std::move(outer);
+    partitions_.push_back(*partition);
     return node;
   }
 
@@ -187,9 +320,9 @@ class InstanceBuilder {
       for (const DimPattern& dim : *type->shape) extents.push_back(dim_extent(dim));
     } else {
       std::vector<std::vector<int64_t>> shapes = leaf_shapes();
-      extents = shapes[choices_.choose(shapes.size())];
+      extents = pick(shapes);
     }
-    DType dtype = type != nullptr && type->dtype ? *type->dtype : kLeafDtypes[choices_.choose(kLeafDtypes.size())];
+    DType dtype = type != nullptr && type->dtype ? *type->dtype : pick(kLeafDtypes);
     std::string param_name = name.empty() ? fmt::format("arg{}", function_.params().size()) : name;
     std::vector<Dim> dims = fixed_dims(extents);
     return function_.add_param(param_name, Type::tensor(dtype, dims));
@@ -220,18 +353,18 @@ class InstanceBuilder {
 
   Node* build_constant(const ConstPattern& constant) {
     Literal literal;
-    literal.dtype = constant.dtype ? *constant.dtype : kConstantDtypes[choices_.choose(kConstantDtypes.size())];
+    literal.dtype = constant.dtype ? *constant.dtype : pick(kConstantDtypes);
     if (constant.value) {
       literal.values = {*constant.value};
       return function_.add_constant(std::move(literal));
     }
     // Any constant: a scalar of one of kConstantValues (distinct per constant), or a tensor of one of the leaf
     // shapes (a weight).
-    double base = kConstantValues[choices_.choose(kConstantValues.size())];
+    double base = pick(kConstantValues);
     if (base == kConstantValues.front()) base += 0.0625 * static_cast<double>(constants_++);
     std::vector<std::vector<int64_t>> shapes = leaf_shapes();
     shapes.insert(shapes.begin(), std::vector<int64_t>{});
-    literal.shape = shapes[choices_.choose(shapes.size())];
+    literal.shape = pick(shapes);
     int64_t elements = 1;
     for (int64_t extent : literal.shape) elements *= extent;
     for (int64_t i = 0; i < elements; ++i) literal.values.push_back(base - 0.125 * static_cast<double>(i % 7));
@@ -339,7 +472,7 @@ class InstanceBuilder {
       widened.insert(widened.end(), extents->begin(), extents->end());
       targets.push_back(widened);
     }
-    return function_.add_shape(fixed_dims(targets[choices_.choose(targets.size())]));
+    return function_.add_shape(fixed_dims(pick(targets)));
   }
 
   // Permutations tried for a permute_dims whose axes the pattern does not fix: the default (reverse), swap the
@@ -358,7 +491,7 @@ class InstanceBuilder {
         options.emplace_back(axes);
       }
     }
-    return options[choices_.choose(options.size())];
+    return pick(options);
   }
 
   static bool is_leaf(const Pattern& pattern) {
@@ -366,7 +499,7 @@ class InstanceBuilder {
   }
 
   Node* build_call(const CallPattern& call) {
-    if (call.composite) return fail("composite(...) patterns cannot be instantiated");
+    if (call.composite) return build_composite(*call.composite);
     if (call.ops.size() != 1) return fail("a call with op alternatives was not expanded");
     const OpInfo& info = OpRegistry::global().get(call.ops.front().id);
     bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to;
@@ -418,29 +551,69 @@ class InstanceBuilder {
     return node != nullptr ? node : fail(error);
   }
 
+  struct DominatorFrame {
+    Node* parent;
+    std::vector<OpId> unary_path_ops;
+  };
+
   ChoiceSequence& choices_;
+  const AstFile& file_;
   Function& function_;
   std::map<std::string, Node*> values_;
+  std::vector<DominatorFrame> dominators_;
+  enum class MemberChoices : uint8_t { Free, Record, Replay };
+  MemberChoices member_choices_ = MemberChoices::Free;
+  std::vector<std::any> recorded_;  // the picks of a group's first member
+  size_t replayed_ = 0;  // the dominator patterns whose child is being built, innermost last
+  std::vector<PartitionRef> partitions_;
+  std::vector<std::vector<PatternPtr>> owned_;  // expanded partition patterns the instance was built from
   std::map<std::string, int64_t> dims_;
   int constants_ = 0;
   std::string error_;
 };
 
-// Builds the instance `choices` describe into a fresh function; null when it does not type-check.
-std::unique_ptr<Function> build_instance(const Pattern& lhs, ChoiceSequence& choices, std::string& error) {
-  auto function = std::make_unique<Function>("main");
-  InstanceBuilder builder(choices, *function);
-  Node* output = builder.build(lhs);
+// What an instance is built from: one alternative of a single-root rule's or a partition's left-hand side, or
+// one alternative of a multi-root rule's roots with a number of members per group.
+struct InstanceSpec {
+  const Pattern* lhs = nullptr;
+  const Rule* rule = nullptr;  // multi-root
+  const RootsAlternative* roots = nullptr;
+  size_t group_members = 2;
+};
+
+// Builds the instance `choices` describe into a fresh module whose function `main` returns the left-hand side's
+// value (a multi-root rule's: a tuple of its roots' values, every group member's). Composite calls are carved by
+// their partitions, run alone. Null when it does not type-check (or a partition does not fire).
+std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const InstanceSpec& spec,
+                                       ChoiceSequence& choices, std::string& error) {
+  auto module = std::make_unique<Module>();
+  Function& function = module->add_function("main");
+  InstanceBuilder builder(choices, interpreter.file(), function);
+  Node* output = nullptr;
+  if (spec.rule != nullptr) {
+    std::vector<Node*> roots = builder.build_roots(*spec.rule, *spec.roots, spec.group_members);
+    std::erase_if(roots, [](const Node* root) { return root->kind() == NodeKind::Param; });
+    if (!roots.empty()) output = function.add_tuple(roots);
+  } else {
+    output = builder.build(*spec.lhs);
+    if (output != nullptr && !output->is_call() && output->kind() != NodeKind::TupleItem) {
+      error = "the left-hand side is not a call";
+      return nullptr;
+    }
+  }
   if (output == nullptr) {
     error = builder.error();
     return nullptr;
   }
-  if (!output->is_call() && output->kind() != NodeKind::TupleItem) {
-    error = "the left-hand side is not a call";
-    return nullptr;
+  function.set_output(output);
+  for (const PartitionRef& partition : builder.partitions()) {
+    PassResult result = run_pass(interpreter.single_rule_pass(partition.pass_index, partition.rule_index), *module);
+    if (result.stats.fired.empty() || result.stats.fired.front() == 0) {
+      error = "the partition making the composite function did not fire";
+      return nullptr;
+    }
   }
-  function->set_output(output);
-  return function;
+  return module;
 }
 
 // float32 results of a rewrite may differ by reassociation: 1e-4 absolute plus 1e-4 relative. Other dtypes use
@@ -457,10 +630,16 @@ DType first_dtype(const Type& type) {
   return DType::Float32;
 }
 
+// The parameters' types, then those of the constants that are not scalars (weights).
 std::string instance_shapes(const Function& function) {
   std::string text;
   for (const Node* param : function.params()) {
     text += (text.empty() ? "" : ", ") + param->name() + ": " + param->type()->str();
+  }
+  for (const Node* node : function.nodes()) {
+    if (node->kind() == NodeKind::Constant && node->type()->is_tensor() && node->type()->rank() > 0) {
+      text += (text.empty() ? "const: " : ", const: ") + node->type()->str();
+    }
   }
   return "(" + text + ")";
 }
@@ -477,11 +656,15 @@ struct SeedComparison {
   std::string detail;
 };
 
-SeedComparison compare_on_seeds(const Function& before, const Function& after, const VerifyOptions& options) {
+SeedComparison compare_on_seeds(const Module& before_module, const Module& after_module,
+                                const VerifyOptions& options) {
+  const Function& before = *before_module.find("main");
+  const Function& after = *after_module.find("main");
   const std::string shapes = instance_shapes(before);
   const Tolerance tolerance = verify_tolerance(first_dtype(*before.output()->type()));
   for (uint64_t seed : options.seeds) {
-    const EquivalenceResult result = compare_on_random_inputs(nullptr, before, nullptr, after, seed, {}, tolerance);
+    const EquivalenceResult result =
+        compare_on_random_inputs(&before_module, before, &after_module, after, seed, {}, tolerance);
     switch (result.kind) {
       case EquivalenceResult::Kind::Equal:
         break;
@@ -504,8 +687,8 @@ SeedComparison compare_on_seeds(const Function& before, const Function& after, c
 
 // Searches for an instance the rule rewrites and the reference interpreter can evaluate, then compares before and
 // after on every seed.
-RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, const Pattern& lhs,
-                              const VerifyOptions& options) {
+RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index,
+                            const InstanceSpec& spec, const VerifyOptions& options) {
   RuleVerdict verdict;
   size_t type_checked = 0;
   std::string first_type_error;
@@ -516,7 +699,7 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
     do {
       ++attempts;
       std::string error;
-      std::unique_ptr<Function> before = build_instance(lhs, choices, error);
+      std::unique_ptr<Module> before = build_instance(interpreter, spec, choices, error);
       if (choices.tried_before()) continue;
       if (before == nullptr) {
         if (first_type_error.empty()) first_type_error = error;
@@ -524,7 +707,7 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
       }
       ++type_checked;
       choices.replay();
-      std::unique_ptr<Function> after = build_instance(lhs, choices, error);
+      std::unique_ptr<Module> after = build_instance(interpreter, spec, choices, error);
       PassResult result = run_pass(interpreter.single_rule_pass(pass_index, rule_index), *after);
       if (result.stats.fired.empty() || result.stats.fired.front() == 0) continue;
       SeedComparison comparison = compare_on_seeds(*before, *after, options);
@@ -557,6 +740,62 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
   return verdict;
 }
 
+// Group sizes a multi-root rule with a group root is checked with, on separate searches.
+constexpr std::array<size_t, 2> kGroupMembers = {2, 3};
+
+// A rule with a group root is checked once per size of kGroupMembers: unsound when one instance is, verified when
+// one is and none is unsound.
+RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
+                              const VerifyOptions& options) {
+  const bool has_group = spec.rule != nullptr && std::any_of(spec.rule->roots.begin(), spec.rule->roots.end(),
+                                                             [](const RootDecl& root) { return root.group; });
+  if (!has_group) return check_instances(interpreter, pass_index, rule_index, spec, options);
+  RuleVerdict combined;
+  std::string verified_shapes;
+  for (size_t members : kGroupMembers) {
+    spec.group_members = members;
+    RuleVerdict verdict = check_instances(interpreter, pass_index, rule_index, spec, options);
+    const std::string with_members = fmt::format(" with {} group members", members);
+    switch (verdict.kind) {
+      case RuleVerdict::Kind::Unsound:
+        verdict.detail += fmt::format(" ({} group members)", members);
+        return verdict;
+      case RuleVerdict::Kind::Verified:
+        verified_shapes += (verified_shapes.empty() ? "" : " and ") + verdict.detail + with_members;
+        break;
+      case RuleVerdict::Kind::NotVerified:
+        if (combined.detail.empty()) combined.detail = verdict.detail + with_members;
+        break;
+    }
+  }
+  if (!verified_shapes.empty()) {
+    combined.kind = RuleVerdict::Kind::Verified;
+    combined.detail = verified_shapes;
+  }
+  return combined;
+}
+
+// The instances of a rule's alternatives: its left-hand side's (rewrites, partitions) or its roots' (multi-root).
+struct RuleAlternatives {
+  std::vector<PatternPtr> patterns;
+  std::vector<RootsAlternative> roots;
+  size_t size() const { return patterns.size() + roots.size(); }
+  InstanceSpec spec(const Rule& rule, size_t index) const {
+    if (rule.kind == Rule::Kind::MultiRoot) return InstanceSpec{nullptr, &rule, &roots[index]};
+    return InstanceSpec{patterns[index].get()};
+  }
+};
+
+RuleAlternatives rule_alternatives(const Rule& rule) {
+  RuleAlternatives alternatives;
+  if (rule.kind == Rule::Kind::MultiRoot) {
+    alternatives.roots = expand_root_alternatives(rule);
+  } else {
+    alternatives.patterns = expand_alternatives(*rule.lhs);
+  }
+  return alternatives;
+}
+
 }  // namespace
 
 VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostream& messages,
@@ -571,15 +810,6 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
     const Pass& pass = file.passes[pass_index];
     for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
       const Rule& rule = pass.rules[rule_index];
-      if (rule.kind != Rule::Kind::Rewrite) {
-        // Instances are built from a single left-hand side; tests/interp_diff checks these rule kinds against the
-        // compiled pass instead.
-        result.verdicts.push_back({RuleVerdict::Kind::NotVerified, pass.name, rule.name,
-                                   rule.kind == Rule::Kind::Partition
-                                       ? "partitions move the match into a new function; no instances are built"
-                                       : "multi-root and group rules have several roots; no instances are built"});
-        continue;
-      }
       std::optional<std::string> reason = RuleInterpreter::unsupported_reason(rule);
       // Declared ops live in the file's own registry, which the interpreter and the instances do not use.
       if (!reason && !file.ops.empty()) reason = "the file declares ops";
@@ -588,9 +818,10 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
                                    "the rule interpreter cannot run it: " + *reason});
         continue;
       }
-      std::vector<PatternPtr> alternatives = expand_alternatives(*rule.lhs);
+      const RuleAlternatives alternatives = rule_alternatives(rule);
       for (size_t i = 0; i < alternatives.size(); ++i) {
-        RuleVerdict verdict = check_alternative(*interpreter, pass_index, rule_index, *alternatives[i], options);
+        RuleVerdict verdict =
+            check_alternative(*interpreter, pass_index, rule_index, alternatives.spec(rule, i), options);
         verdict.pass = pass.name;
         verdict.rule = alternative_name(rule, i, alternatives.size());
         if (verdict.kind == RuleVerdict::Kind::Unsound) {

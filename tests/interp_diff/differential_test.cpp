@@ -251,6 +251,20 @@ TEST(InterpreterDifferential, MultiRootAlternativesOnBertAndVit) {
   EXPECT_GE(coverage.rewrites, 3u * 24u);
 }
 
+// run/group_lists.dpl's op captured per group member on BERT and ViT (each combines its 12 query, key and value
+// projections with their bias adds), and run/partition_rest.dpl's rest inputs on TinyLlama (its 44 rotary
+// embeddings, the concat's fields as parameters).
+TEST(InterpreterDifferential, GroupOpsAndPartitionRestsOnModels) {
+  Coverage groups;
+  compare_rule_file(std::string(DPL_COMPILER_RUN_DIR) + "/group_lists.dpl",
+                    {kModels + "bert_base_uncased.relax", kModels + "vit_base_patch16_224.relax"}, groups);
+  EXPECT_GE(groups.rewrites, 2u * 12u);
+  Coverage partitions;
+  compare_rule_file(std::string(DPL_COMPILER_RUN_DIR) + "/partition_rest.dpl",
+                    {kModels + "tinyllama_1_1b_chat.relax"}, partitions);
+  EXPECT_GE(partitions.rewrites, 44u);
+}
+
 // Linking tests/compiler/run/custom_ops.dpl registered its ops before main: the file still checks and interprets
 // (twice, too), and a declaration that disagrees with a registered op is an error at the declaration.
 TEST(InterpreterDifferential, DeclaredOpsAgreeWithTheRegisteredOnes) {

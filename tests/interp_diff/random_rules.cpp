@@ -190,6 +190,15 @@ class RuleWriter {
       atoms.push_back("_d0 == _d1");
     }
     if (!constants_.empty()) atoms.push_back(constants_[random_.below(constants_.size())] + ".value > 0.75");
+    // A rest list against a value (every operand, or none) and against another list; no draws of their own, so
+    // that the rules drawn after them stay what they were.
+    if (!lists_.empty()) {
+      if (!values_.empty()) {
+        atoms.push_back(lists_.back() + " != " + values_.back());
+        atoms.push_back(values_.front() + " == " + lists_.front());
+      }
+      atoms.push_back(lists_.front() + " == " + lists_.back());
+    }
     if (keepdims_captured_) atoms.push_back("_kd == True");
     if (axes_captured_) atoms.push_back("_ax == [1, 0]");
     if (atoms.empty()) return "True";
@@ -371,6 +380,7 @@ class MultiRootWriter {
 
   std::string group() {
     const std::string op = root_op();
+    if (random_.chance(0.4)) return group_with_op();
     if (random_.chance(0.5)) return group_with_attribute();
     std::string text = "    group _ms: " + root_pattern(op, "_w");
     if (random_.chance(0.5)) text += " where " + guard_on("_w");
@@ -398,6 +408,17 @@ class MultiRootWriter {
     }
     return text + "    => _ms => split(matmul(_x, concat(_w, axis=1), out_dtype=_d), indices_or_sections=split_indices(" +
            (dims ? "_k" : "_w.shape[1]") + "), axis=-1);\n";
+  }
+
+  // An op captured per member (the rewrite calls the members' common op, or fails), and lists of graph values
+  // compared in the rule's guard: with one value (every member, or none) and with each other (as wholes).
+  std::string group_with_op() {
+    std::string text = std::string("    group _ms: (_op: add | multiply | maximum)(_x, _w: nn.relu?(_v))") +
+                       (random_.chance(0.3) ? " | (_op: subtract)(_w: nn.relu?(_v), _x)" : "") + ";\n";
+    const char* guards[] = {"_w == _v", "_w != _v", "_v != _x", "_w == _x", "_ms != _w && _v == _w"};
+    if (random_.chance(0.8)) text += std::string("    where ") + guards[random_.below(std::size(guards))] + ";\n";
+    return text + "    => _ms => split(_op(concat(_w, axis=1), concat(_v, axis=1)), "
+                  "indices_or_sections=split_indices(_w.shape[1]), axis=1);\n";
   }
 
   std::string context_root() {

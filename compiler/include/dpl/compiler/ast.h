@@ -554,6 +554,8 @@ std::vector<RootsAlternative> expand_root_alternatives(const Rule& rule);
 size_t count_root_alternatives(const Rule& rule, size_t limit);
 // The names `pattern` captures attributes into (`axis=a`), in any alternative.
 std::set<std::string> attribute_captures(const Pattern& pattern);
+// The op variables `pattern` binds (`(op: add | multiply)(x, y)`), in any alternative.
+std::set<std::string> op_captures(const Pattern& pattern);
 
 // Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
 std::string to_string(const Pattern& pattern);

@@ -60,16 +60,25 @@ size_t root_specificity(const RootsAlternative& alternative);
 // The right-hand side's attribute values that are computed (not literals), in order: a matcher reads the
 // properties they need (and declines the rule when one is unknown) before it builds any node.
 void computed_attrs(const Expr& expr, std::vector<const Expr*>& out);
+// The op variables the right-hand side calls (`op(a, b)`), each once, in order: a group's op list stands for the
+// members' common op, which a matcher checks before it builds any node.
+void called_op_variables(const Expr& expr, std::vector<std::string>& out);
 
 // The call at the top of a rule's pattern (below any `name:` binding, a dominator pattern's child): its op is what
 // the rule is dispatched on. Not for a pattern whose root is a tuple item (root_is_item).
 const CallPattern& root_call(const Pattern& pattern);
 
-// The leaves of a partition's alternative-free pattern whose matched values are the composite function's inputs
-// (Rewriter::partition's `inputs`), in pattern order as written: every wildcard, constant, type and var() leaf, and
-// the first occurrence of each name. A name bound to an inner call of the match (`c` in `c: nn.conv2d(...)`) is
-// part of the match, not an input.
-std::vector<const Pattern*> partition_input_leaves(const Pattern& pattern);
+// What gives a partition's alternative-free pattern the composite function's inputs (Rewriter::partition's
+// `inputs`), in pattern order as written: every wildcard, constant, type and var() leaf, the first occurrence of
+// each name, and each rest (`...`, `xs...`: every operand or field from `first` on of the call or tuple matched by
+// the pattern that ends with it). A name bound to an inner call of the match (`c` in `c: nn.conv2d(...)`) is part
+// of the match, not an input.
+struct PartitionInput {
+  const Pattern* leaf = nullptr;      // a leaf's matched value, or
+  const RestPattern* rest = nullptr;  // the operands a rest matched
+  size_t first = 0;                   // the rest's first operand (field) position
+};
+std::vector<PartitionInput> partition_inputs(const Pattern& pattern);
 // Whether an alternative-free rule pattern has a tuple item at the top (below any binding): the rule is tried at
 // tuple items.
 bool root_is_item(const Pattern& pattern);

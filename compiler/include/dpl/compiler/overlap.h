@@ -16,12 +16,13 @@ bool pattern_covers(const Pattern& general, const Pattern& special, const OpRegi
 // to, but not required to be the same node).
 bool patterns_unify(const Pattern& a, const Pattern& b, const OpRegistry& registry);
 
-// For each pass of `file` (single-root rules and partitions; multi-root rules are left out), in rule order
-// (docs/semantics.md, "Rule order"):
-// * an error at a rule each of whose alternatives is covered by an alternative of another rule tried before it
-//   that has no guard and cannot decline (no `once`, no extern rewriter, a partition without inner nodes);
-// * a warning at the later-declared of two rules of equal priority, not both guarded, with alternatives that can
-//   match one node while neither covers the other.
+// For each pass of `file`, in rule order (docs/semantics.md, "Rule order"):
+// * an error at a single-root rule or partition each of whose alternatives is covered by an alternative of
+//   another rule tried before it that has no guard and cannot decline (no `once`, no extern rewriter, a partition
+//   without inner nodes);
+// * a warning at the later-declared of two single-root rules of equal priority, not both guarded, with
+//   alternatives that can match one node while neither covers the other;
+// * the same warning for two multi-root rules that can match at one anchor node and replace the same node there.
 // Expects a file that sema checked without errors.
 void check_rule_overlaps(const AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry);
 

@@ -28,9 +28,9 @@ struct VerifyResult {
   std::vector<RuleVerdict> verdicts;
 };
 
-// Reads and checks `path`, then for every single-root rewrite rule (each alternative after expansion) builds a
-// small instance of its left-hand side, rewrites it with the rule alone (the rule interpreter), and evaluates
-// before and after with the reference interpreter. Errors (compile errors, unsound rules with file:line:col, the
+// Reads and checks `path`, then for every rule (each alternative after expansion) builds a small instance of its
+// left-hand side (a multi-root rule's: all roots in one graph; groups with 2, then 3 members), rewrites it with the
+// rule alone (the rule interpreter), and evaluates before and after with the reference interpreter. Errors (compile errors, unsound rules with file:line:col, the
 // source line and a caret) go to `messages`; one line per rule alternative goes to `out`:
 // "verified: ...", "not verified: ..." or "unsound: ...".
 VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostream& messages,
