@@ -94,6 +94,8 @@ const std::vector<double> kConstantValues = {0.8125, 1.0, 0.0, 2.0, -1.0};
 const std::vector<int64_t> kDimExtents = {2, 3, 4, 5, 6, 7, 8, 9};
 // The extent of a `_` dimension in a type pattern.
 constexpr int64_t kAnyDimExtent = 4;
+// How many fields a tuple pattern's rest gets, in order of preference.
+const std::vector<size_t> kRestFieldCounts = {1, 2, 3};
 // Factors tried when a reshape target splits the first dimension, after the dimension variables' extents.
 const std::vector<int64_t> kSplitFactors = {2, 3, 4};
 
@@ -139,8 +141,10 @@ const std::vector<OpId> kPreferredPathOps = {op::nn_relu, op::exp, op::negative}
 // choices, so building twice with the same choices gives two identical functions.
 class InstanceBuilder {
  public:
-  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function)
-      : choices_(choices), file_(file), function_(function) {}
+  // `distinct_member_extents`: a group member's leaves and constants prefer shapes whose extents differ from
+  // each other, so that a rule reading the wrong dimension of a weight (`w.shape[0]` for `w.shape[1]`) shows.
+  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, bool distinct_member_extents)
+      : choices_(choices), file_(file), function_(function), distinct_member_extents_(distinct_member_extents) {}
 
   // The roots of one alternative of a multi-root rule, in order, each a node of the same function (a name bound
   // by an earlier root is the same node in a later one); a group root gets `members` members. A name first bound
@@ -319,8 +323,7 @@ class InstanceBuilder {
     if (type != nullptr && type->shape) {
       for (const DimPattern& dim : *type->shape) extents.push_back(dim_extent(dim));
     } else {
-      std::vector<std::vector<int64_t>> shapes = leaf_shapes();
-      extents = pick(shapes);
+      extents = pick(leaf_shapes());
     }
     DType dtype = type != nullptr && type->dtype ? *type->dtype : pick(kLeafDtypes);
     std::string param_name = name.empty() ? fmt::format("arg{}", function_.params().size()) : name;
@@ -348,7 +351,20 @@ class InstanceBuilder {
       for (int64_t extent : extents) add({extent});
     }
     for (const auto& extents : kLeafShapes) add(extents);
+    if (distinct_member_extents_ && member_choices_ != MemberChoices::Free) {
+      std::stable_partition(shapes.begin(), shapes.end(), has_distinct_extents);
+    }
     return shapes;
+  }
+
+  static bool has_distinct_extents(const std::vector<int64_t>& extents) {
+    for (size_t i = 0; i < extents.size(); ++i) {
+      if (std::find(extents.begin() + static_cast<std::ptrdiff_t>(i) + 1, extents.end(), extents[i]) !=
+          extents.end()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   Node* build_constant(const ConstPattern& constant) {
@@ -378,7 +394,10 @@ class InstanceBuilder {
       if (node == nullptr) return nullptr;
       fields.push_back(node);
     }
-    if (tuple.rest) {  // `(a, ...)`: one field more, so that the rest is not always empty
+    // `(a, ...)`, `(parts...)`: one field more (so that the rest is not always empty), or two or three (a guard
+    // `parts.count == 2`); a later field prefers the shape of the one before it.
+    const size_t rest_fields = tuple.rest ? pick(kRestFieldCounts) : 0;
+    for (size_t i = 0; i < rest_fields; ++i) {
       Node* node = leaf("", nullptr);
       if (node == nullptr) return nullptr;
       fields.push_back(node);
@@ -560,11 +579,12 @@ class InstanceBuilder {
   const AstFile& file_;
   Function& function_;
   std::map<std::string, Node*> values_;
-  std::vector<DominatorFrame> dominators_;
+  std::vector<DominatorFrame> dominators_;  // the dominator patterns whose child is being built, innermost last
   enum class MemberChoices : uint8_t { Free, Record, Replay };
   MemberChoices member_choices_ = MemberChoices::Free;
+  bool distinct_member_extents_;
   std::vector<std::any> recorded_;  // the picks of a group's first member
-  size_t replayed_ = 0;  // the dominator patterns whose child is being built, innermost last
+  size_t replayed_ = 0;
   std::vector<PartitionRef> partitions_;
   std::vector<std::vector<PatternPtr>> owned_;  // expanded partition patterns the instance was built from
   std::map<std::string, int64_t> dims_;
@@ -579,6 +599,7 @@ struct InstanceSpec {
   const Rule* rule = nullptr;  // multi-root
   const RootsAlternative* roots = nullptr;
   size_t group_members = 2;
+  bool distinct_member_extents = false;  // see InstanceBuilder
 };
 
 // Builds the instance `choices` describe into a fresh module whose function `main` returns the left-hand side's
@@ -588,7 +609,7 @@ std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const Insta
                                        ChoiceSequence& choices, std::string& error) {
   auto module = std::make_unique<Module>();
   Function& function = module->add_function("main");
-  InstanceBuilder builder(choices, interpreter.file(), function);
+  InstanceBuilder builder(choices, interpreter.file(), function, spec.distinct_member_extents);
   Node* output = nullptr;
   if (spec.rule != nullptr) {
     std::vector<Node*> roots = builder.build_roots(*spec.rule, *spec.roots, spec.group_members);
@@ -685,14 +706,28 @@ SeedComparison compare_on_seeds(const Module& before_module, const Module& after
   return {SeedComparison::Kind::Equal, shapes};
 }
 
+struct RulePassRun {
+  bool fired = false;
+  std::string declined;  // why the driver declined a replacement for its type (PassStats::first_type_decline)
+};
+
+// Runs `pass` (one rule) on `module`, noting a replacement declined for its type: the rule matched and its guard
+// held, yet its right-hand side is not even of the left-hand side's type there.
+RulePassRun run_rule_pass(const PassDef& pass, Module& module) {
+  PassResult result = run_pass(pass, module);
+  return {!result.stats.fired.empty() && result.stats.fired.front() != 0,
+          std::move(result.stats.first_type_decline)};
+}
+
 // Searches for an instance the rule rewrites and the reference interpreter can evaluate, then compares before and
-// after on every seed.
+// after on every seed. A replacement declined for its type is noted (RuleVerdict::declined) and the search goes on.
 RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index,
                             const InstanceSpec& spec, const VerifyOptions& options) {
   RuleVerdict verdict;
   size_t type_checked = 0;
   std::string first_type_error;
   std::string first_eval_error;
+  std::string first_decline;
   for (bool cheapest_first : {false, true}) {
     ChoiceSequence choices(cheapest_first);
     size_t attempts = 0;
@@ -708,8 +743,11 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
       ++type_checked;
       choices.replay();
       std::unique_ptr<Module> after = build_instance(interpreter, spec, choices, error);
-      PassResult result = run_pass(interpreter.single_rule_pass(pass_index, rule_index), *after);
-      if (result.stats.fired.empty() || result.stats.fired.front() == 0) continue;
+      RulePassRun run = run_rule_pass(interpreter.single_rule_pass(pass_index, rule_index), *after);
+      if (!run.declined.empty() && first_decline.empty()) {
+        first_decline = run.declined + " at shapes " + instance_shapes(*before->find("main"));
+      }
+      if (!run.fired) continue;
       SeedComparison comparison = compare_on_seeds(*before, *after, options);
       switch (comparison.kind) {
         case SeedComparison::Kind::BeforeFails:
@@ -718,19 +756,25 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
           continue;
         case SeedComparison::Kind::AfterFails:
           verdict.detail = "cannot evaluate the rewritten instance " + comparison.detail;
+          verdict.declined = first_decline;
           return verdict;
         case SeedComparison::Kind::Different:
           verdict.kind = RuleVerdict::Kind::Unsound;
           verdict.detail = comparison.detail;
+          verdict.declined = first_decline;
           return verdict;
         case SeedComparison::Kind::Equal:
           verdict.kind = RuleVerdict::Kind::Verified;
           verdict.detail = comparison.detail;
+          verdict.declined = first_decline;
           return verdict;
       }
     } while (attempts < options.max_attempts && choices.advance());
   }
-  if (!first_eval_error.empty()) {
+  verdict.declined = first_decline;
+  if (!first_decline.empty()) {
+    verdict.detail = "every instance it matched declined the replacement for its type";
+  } else if (!first_eval_error.empty()) {
     verdict.detail = "no instance the rule rewrites can be evaluated; the first: " + first_eval_error;
   } else if (type_checked == 0) {
     verdict.detail = "no instance of the left-hand side type-checks (" + first_type_error + ")";
@@ -744,7 +788,8 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
 constexpr std::array<size_t, 2> kGroupMembers = {2, 3};
 
 // A rule with a group root is checked once per size of kGroupMembers: unsound when one instance is, verified when
-// one is and none is unsound.
+// one is and none is unsound. Each size is searched with the members' shapes of distinct extents preferred, and
+// when that finds no instance, with the shapes of the rest of the instance preferred.
 RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
                               const VerifyOptions& options) {
   const bool has_group = spec.rule != nullptr && std::any_of(spec.rule->roots.begin(), spec.rule->roots.end(),
@@ -754,8 +799,18 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
   std::string verified_shapes;
   for (size_t members : kGroupMembers) {
     spec.group_members = members;
-    RuleVerdict verdict = check_instances(interpreter, pass_index, rule_index, spec, options);
+    RuleVerdict verdict;
+    std::string declined;  // kept from the distinct-extents search, which is where a misfit shows
+    for (bool distinct : {true, false}) {
+      spec.distinct_member_extents = distinct;
+      verdict = check_instances(interpreter, pass_index, rule_index, spec, options);
+      if (declined.empty()) declined = verdict.declined;
+      if (verdict.kind != RuleVerdict::Kind::NotVerified) break;
+    }
+    verdict.declined = declined;
     const std::string with_members = fmt::format(" with {} group members", members);
+    if (!verdict.declined.empty()) verdict.declined += fmt::format(" ({} group members)", members);
+    if (combined.declined.empty()) combined.declined = verdict.declined;
     switch (verdict.kind) {
       case RuleVerdict::Kind::Unsound:
         verdict.detail += fmt::format(" ({} group members)", members);
@@ -815,7 +870,7 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
       if (!reason && !file.ops.empty()) reason = "the file declares ops";
       if (reason) {
         result.verdicts.push_back({RuleVerdict::Kind::NotVerified, pass.name, rule.name,
-                                   "the rule interpreter cannot run it: " + *reason});
+                                   "the rule interpreter cannot run it: " + *reason, ""});
         continue;
       }
       const RuleAlternatives alternatives = rule_alternatives(rule);
@@ -826,6 +881,10 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
         verdict.rule = alternative_name(rule, i, alternatives.size());
         if (verdict.kind == RuleVerdict::Kind::Unsound) {
           diags.error(rule.name_loc, "rule " + verdict.rule + " is unsound: " + verdict.detail);
+        } else if (!verdict.declined.empty()) {
+          diags.warning(rule.name_loc, "rule " + verdict.rule +
+                                           "'s right-hand side does not fit where its left-hand side matched (the "
+                                           "rewrite is declined there): " + verdict.declined);
         }
         result.verdicts.push_back(std::move(verdict));
       }

@@ -165,11 +165,41 @@ TEST(Verify, GroupRulesAreCheckedWithTwoAndWithThreeMembers) {
   EXPECT_NE(r.messages.find("(2 group members)"), std::string::npos) << r.messages;
   // Two members do not meet the guard; three do, each with its own weight.
   EXPECT_EQ(r.result.verdicts[1].detail.find("with 2 group members"), std::string::npos) << r.out;
-  EXPECT_NE(r.result.verdicts[1].detail.find("w: R.Tensor((4, 4), dtype=\"float32\"), w: R.Tensor((4, 4), "
-                                             "dtype=\"float32\"), w: R.Tensor((4, 4), dtype=\"float32\")) with 3 "
+  EXPECT_NE(r.result.verdicts[1].detail.find("w: R.Tensor((4, 8), dtype=\"float32\"), w: R.Tensor((4, 8), "
+                                             "dtype=\"float32\"), w: R.Tensor((4, 8), dtype=\"float32\")) with 3 "
                                              "group members"),
             std::string::npos)
       << r.out;
+}
+
+// Square weights would hide the wrong dimension: members prefer shapes whose extents differ, so the parts' widths
+// differ from the members' and the replacement is declined for its type.
+TEST(Verify, AGroupRuleSplittingByTheWrongDimensionGetsAWarning) {
+  VerifyRun r = run(kRoot + "/tests/verify/group_split_wrong_dimension.dpl");
+  // Not unsound: where the parts have the wrong widths the driver declines the replacement (the graph keeps its
+  // values), which the non-square weights tried first show; a warning says so at each rule.
+  EXPECT_TRUE(r.result.ok) << r.messages;
+  EXPECT_NE(r.messages.find("group_split_wrong_dimension.dpl:5:8: warning: rule split_by_input_dimension's "
+                            "right-hand side does not fit where its left-hand side matched (the rewrite is declined "
+                            "there): replace_all: root 0 (an unnamed R.matmul node): the replacement has type "
+                            "R.Tensor((2, 3, 4, 4), dtype=\"float32\"), the matched node R.Tensor((2, 3, 4, 8), "
+                            "dtype=\"float32\"): dimension 3 is 4 instead of 8 at shapes (x: R.Tensor((2, 3, 4, 4), "
+                            "dtype=\"float32\"), w: R.Tensor((4, 8), dtype=\"float32\"), w: R.Tensor((4, 8), "
+                            "dtype=\"float32\")) (2 group members)"),
+            std::string::npos)
+      << r.messages;
+  EXPECT_NE(r.messages.find("group_split_wrong_dimension.dpl:11:8: warning: rule split_transposed_by_input_dimension's "
+                            "right-hand side does not fit"),
+            std::string::npos)
+      << r.messages;
+  for (const auto& verdict : r.result.verdicts) EXPECT_FALSE(verdict.declined.empty()) << verdict.rule;
+  // The right rules of the same shape are verified on the same non-square weights.
+  VerifyRun right = run(kRoot + "/examples/models/combine_projections.dpl");
+  EXPECT_TRUE(right.result.ok) << right.messages;
+  EXPECT_NE(right.out.find("verified: models_combine_projections/combine_projections at shapes (x: R.Tensor((2, 3, 4, "
+                           "4), dtype=\"float32\"), w: R.Tensor((8, 4), dtype=\"float32\"), w: R.Tensor((8, 4), "),
+            std::string::npos)
+      << right.out;
 }
 
 TEST(Verify, PartitionsAndCompositeCallsAreEvaluatedThroughTheCompositeFunction) {
@@ -189,6 +219,20 @@ TEST(Verify, PartitionsAndCompositeCallsAreEvaluatedThroughTheCompositeFunction)
                        "file makes the composite functions \"other.f\" calls)"),
             std::string::npos)
       << r.out;
+}
+
+// TinyLlama's rotary embedding, `concat((parts...), axis=-1) where parts.count == 2`: a rest inside a tuple gets
+// one, two or three fields.
+TEST(Verify, APartitionWithANamedRestInsideATupleIsVerified) {
+  VerifyRun r = run(kRoot + "/tests/compiler/run/partition_rest.dpl");
+  ASSERT_GE(r.result.verdicts.size(), 2u) << r.out;
+  EXPECT_EQ(r.result.verdicts[0].rule, "rope.rotate");
+  EXPECT_EQ(r.result.verdicts[0].kind, Kind::Verified) << r.out;
+  // x, c, the two parts, s.
+  EXPECT_EQ(std::count(r.result.verdicts[0].detail.begin(), r.result.verdicts[0].detail.end(), ':'), 5)
+      << r.result.verdicts[0].detail;
+  EXPECT_EQ(r.result.verdicts[1].rule, "rope.cos_table");
+  EXPECT_EQ(r.result.verdicts[1].kind, Kind::Verified) << r.out;
 }
 
 TEST(Verify, DominatorPatternsAreBuiltWithARegionBetweenParentAndChild) {

@@ -189,11 +189,13 @@ Node* Rewriter::tuple(std::span<Node* const> fields) { return function_.add_tupl
 
 Node* Rewriter::item(Node* tuple, int64_t index) { return function_.add_tuple_item(tuple, index, last_error_); }
 
-std::string Rewriter::replacement_problem(const Node* root, const Node* replacement) const {
+std::string Rewriter::replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const {
+  types_differ = false;
   if (root == nullptr || replacement == nullptr) return "no node given";
   if (root == replacement) return "the replacement is the matched node itself";
   if (root->is_dead()) return "the matched node was removed from the graph";
   if (std::string why = type_mismatch(root->type(), replacement->type()); !why.empty()) {
+    types_differ = true;
     return fmt::format("the replacement has type {}, the matched node {}: {}", replacement->type()->str(),
                        root->type()->str(), why);
   }
@@ -213,9 +215,11 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   }
   for (size_t i = 0; i < replacements.size(); ++i) {
     const auto [root, replacement] = replacements[i];
-    if (std::string why = replacement_problem(root, replacement); !why.empty()) {
+    bool types_differ = false;
+    if (std::string why = replacement_problem(root, replacement, types_differ); !why.empty()) {
       last_error_ = replacements.size() == 1 ? fmt::format("{}: {}", what, why)
                                              : fmt::format("{}: root {} ({}): {}", what, i, describe_node(root), why);
+      if (types_differ && type_declines_++ == 0) first_type_decline_ = last_error_;
       return false;
     }
     for (size_t j = 0; j < i; ++j) {
@@ -368,6 +372,8 @@ PassResult run_on_function(const PassDef& pass, Function& function, Module* modu
     }
   }
 
+  stats.type_declines = rewriter.type_declines();
+  stats.first_type_decline = rewriter.first_type_decline();
   const size_t before = function.nodes().size();
   function.compact();
   stats.nodes_removed = before - function.nodes().size() - discarded;
@@ -439,6 +445,8 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     total.stats.rewrites += one.stats.rewrites;
     total.stats.nodes_removed += one.stats.nodes_removed;
     total.stats.seconds += one.stats.seconds;
+    if (total.stats.type_declines == 0) total.stats.first_type_decline = one.stats.first_type_decline;
+    total.stats.type_declines += one.stats.type_declines;
     if (!one.ok()) {
       total.error = std::move(one.error);
       break;

@@ -21,6 +21,10 @@ struct RuleVerdict {
   std::string pass;
   std::string rule;    // with " (alternative i of n)" when the rule has several
   std::string detail;  // Verified: the instance's parameters; Unsound: the difference; NotVerified: the reason
+  // A replacement the driver declined for its type on an instance the rule matched (its right-hand side does not
+  // fit there, so the rewrite does not happen): not unsound (declining is how a rule that does not fit behaves,
+  // docs/semantics.md), but worth a warning. Empty when none was.
+  std::string declined;
 };
 
 struct VerifyResult {

@@ -59,6 +59,11 @@ struct PassStats {
   uint64_t rewrites = 0;
   uint64_t nodes_removed = 0;
   double seconds = 0;
+  // Replacements the rewriter declined because their type is not the matched node's (the rule matched, its guard
+  // held, and its right-hand side does not fit there: dplc --verify calls such a rule unsound), and why the first
+  // one was declined.
+  uint64_t type_declines = 0;
+  std::string first_type_decline;
 };
 
 struct PassResult {
@@ -134,11 +139,14 @@ class Rewriter {
   void set_module(Module* module) { module_ = module; }
 
   const std::string& last_error() const { return last_error_; }
+  // replace()/replace_all() calls declined because a replacement's type is not its root's, and the first reason.
+  uint64_t type_declines() const { return type_declines_; }
+  const std::string& first_type_decline() const { return first_type_decline_; }
 
  private:
   void enqueue(Node* node);
-  // Why `replacement` cannot replace `root` (empty when it can).
-  std::string replacement_problem(const Node* root, const Node* replacement) const;
+  // Why `replacement` cannot replace `root` (empty when it can); `types_differ` says whether that is the reason.
+  std::string replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const;
 
   Function& function_;
   Module* module_ = nullptr;
@@ -147,6 +155,8 @@ class Rewriter {
   std::vector<uint8_t>& queued_;  // by node id: on the worklist
   size_t known_ids_;              // ids below this were known before the current rewrite
   std::string last_error_;
+  uint64_t type_declines_ = 0;
+  std::string first_type_decline_;
   // Reused by every replace(): the nodes a rewrite created and the matched node's users.
   std::vector<Node*> created_scratch_;
   std::vector<Node*> users_scratch_;
