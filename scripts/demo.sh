@@ -51,7 +51,7 @@ for example_dir in "$root"/examples/*/; do
     section "statistics"
     cat "$build_dir/demo-stats.txt"
     if [[ -e "$expected" ]]; then
-      section "compared with the seed's result ($example/$stem.expected.relax)"
+      section "compared with the expected result ($example/$stem.expected.relax)"
       "$dpl_opt" -p "$passes" "$input" -o "$build_dir/demo-output.relax"
       "$dpl_opt" --equal "$build_dir/demo-output.relax" "$expected"
     fi
