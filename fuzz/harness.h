@@ -22,7 +22,7 @@ std::string check_relax_input(std::string_view text);
 // that verifies, or stops on its rewrite budget; a malformed graph after a rewrite is a finding.
 std::string check_pass_input(std::string_view bytes);
 
-// `text` as a .dpl file edited in dpl-lsp (tools/dpl-lsp): opened, its symbols listed, hover and definition asked at
+// `text` as a .dpl file edited in dpl-lsp (tools/dpl-lsp): opened, its symbols listed, hover, definition and completion at
 // positions spread over it, changed to its first half, closed. Clean: every reply is a JSON-RPC message (a response
 // with exactly one of result and error, or a notification) that serializes, and every range runs forward.
 std::string check_lsp_input(std::string_view text);

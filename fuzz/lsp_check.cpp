@@ -83,6 +83,7 @@ std::string check_lsp_input(std::string_view text) {
       const json position = {{"line", line}, {"character", character}};
       send("textDocument/hover", {{"textDocument", document}, {"position", position}}, true);
       send("textDocument/definition", {{"textDocument", document}, {"position", position}}, true);
+      send("textDocument/completion", {{"textDocument", document}, {"position", position}}, true);
     }
   }
   send("textDocument/didChange",

@@ -1,5 +1,5 @@
 // dpl-lsp's server, message by message: diagnostics (errors, warnings, notes, other files, UTF-16 columns),
-// document symbols, definitions, hovers, and the protocol's errors.
+// document symbols, definitions, hovers, completions, and the protocol's errors.
 #include <unistd.h>
 
 #include <filesystem>
@@ -250,12 +250,44 @@ TEST_F(LanguageServerTest, HoverShowsOpsPatternsAndPasses) {
   EXPECT_EQ(result(request(9, "initialize", json::object()))["capabilities"]["hoverProvider"], true);
 }
 
+TEST_F(LanguageServerTest, CompletionOffersAttributesOpsPatternsAndKeywords) {
+  open("complete.dpl",
+       "pattern scaled(x, s) = multiply(x, s);\n"
+       "pass fold {\n"
+       "  rule soft: nn.softmax(nn.soft(x), ax\n");
+  const auto labels = [&](int line, int character) {
+    const json items = result(request(10, "textDocument/completion",
+                                      {{"textDocument", {{"uri", uri("complete.dpl")}}},
+                                       {"position", {{"line", line}, {"character", character}}}}));
+    std::vector<std::string> names;
+    for (const json& item : items) names.push_back(item["label"].get<std::string>());
+    return std::pair{names, items};
+  };
+  // After `ax` inside nn.softmax(...): its attribute, inserted as `axis=`.
+  auto [names, items] = labels(2, 39);
+  ASSERT_EQ(names, std::vector<std::string>{"axis"});
+  EXPECT_EQ(items[0]["insertText"], "axis=");
+  EXPECT_EQ(items[0]["detail"], "int = -1");
+  // `nn.soft` (the file does not parse: completion still works): the softmax ops.
+  std::tie(names, items) = labels(2, 31);
+  EXPECT_THAT(names, ::testing::Contains("nn.softmax"));
+  for (const std::string& name : names) EXPECT_EQ(name.rfind("nn.soft", 0), 0u) << name;
+  // At the start of a line: everything, keywords and the file's patterns included (when it parses).
+  open("ok.dpl", "pattern scaled(x, s) = multiply(x, s);\npass fold { rule r: scaled(x, const(1.0)) => x; }\n\n");
+  const json all = result(request(11, "textDocument/completion",
+                                  {{"textDocument", {{"uri", uri("ok.dpl")}}},
+                                   {"position", {{"line", 2}, {"character", 0}}}}));
+  std::vector<std::string> all_names;
+  for (const json& item : all) all_names.push_back(item["label"].get<std::string>());
+  EXPECT_THAT(all_names, ::testing::IsSupersetOf({"add", "nn.conv2d", "scaled", "fold", "rule", "where", "const"}));
+}
+
 TEST_F(LanguageServerTest, ProtocolErrorsAreAnsweredNotFatal) {
   const std::vector<json> parse_error = server_.handle(std::string("{not json"));
   ASSERT_EQ(parse_error.size(), 1u);
   EXPECT_EQ(parse_error[0]["error"]["code"], -32700);
   EXPECT_TRUE(parse_error[0]["id"].is_null());
-  EXPECT_EQ(error_code(request(2, "textDocument/completion", json::object())), -32601);
+  EXPECT_EQ(error_code(request(2, "textDocument/rename", json::object())), -32601);
   EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", json::object())), -32602);
   EXPECT_EQ(error_code(request(4, "textDocument/documentSymbol", {{"textDocument", {{"uri", 5}}}})), -32602);
   EXPECT_EQ(error_code({{"jsonrpc", "2.0"}, {"id", 5}}), -32600);

@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "dpl-lsp: a language server for .dpl rule files (LSP over stdin/stdout). Editors start it; it checks each "
       "open file as dplc --check does (diagnostics with notes), lists its passes, rules, patterns, pipelines, ops "
-      "and tests as document symbols, shows op signatures on hover, and goes to the declaration of a pattern, "
-      "pass, pipeline, extern or op, and to a test's input and expected files."};
+      "and tests as document symbols, shows op signatures on hover, completes ops and attributes, and goes to the "
+      "declaration of a pattern, pass, pipeline, extern or op, and to a test's input and expected files."};
   app.set_version_flag("--version", "dpl-lsp 0.1");
   CLI11_PARSE(app, argc, argv);
 

@@ -302,12 +302,84 @@ json hover(const compiler::CompileResult& compiled, const SourceFile& source, co
   return {{"contents", {{"kind", "markdown"}, {"value", markdown}}}};
 }
 
+// The protocol's CompletionItemKind values used here.
+enum CompletionKind : int {
+  kCompletionFunction = 3,
+  kCompletionProperty = 10,
+  kCompletionModule = 9,
+  kCompletionInterface = 8,
+  kCompletionKeyword = 14,
+};
+
+// The words of the language: the grammar's keywords and the names sema gives a meaning in patterns.
+constexpr const char* kKeywords[] = {
+    "pass",  "rule",      "pattern", "partition", "pipeline", "group",  "where",     "let",      "priority",
+    "once",  "import",    "extern",  "from",      "op",       "test",   "input",     "expect",   "unchanged",
+    "seed",  "tolerance", "numbers", "differ",    "const",    "var",    "composite", "dominates", "Tensor"};
+
+// The op whose call's parentheses enclose byte `offset` of `text` (searched back a few thousand bytes), or null.
+const OpInfo* enclosing_call(const OpRegistry& registry, std::string_view text, size_t offset) {
+  int depth = 0;
+  const size_t stop = offset > 4096 ? offset - 4096 : 0;
+  for (size_t i = offset; i > stop; --i) {
+    const char c = text[i - 1];
+    if (c == ')') ++depth;
+    if (c != '(') continue;
+    if (depth-- > 0) continue;
+    size_t begin = i - 1;
+    while (begin > 0 && is_name_char(text[begin - 1])) --begin;
+    return begin < i - 1 ? registry.find(text.substr(begin, i - 1 - begin)) : nullptr;
+  }
+  return nullptr;
+}
+
+// Completions for the name being typed: the enclosing op call's attributes (`axis=`), ops, the file's patterns
+// and passes, keywords; all starting with what is typed so far.
+json completion(const SourceFile& source, const compiler::AstFile* ast, const json& position) {
+  const std::optional<Cursor> cursor = cursor_at(source, position);
+  if (!cursor) return json::array();
+  size_t begin = cursor->byte;
+  while (begin > 0 && is_name_char(cursor->text[begin - 1])) --begin;
+  const std::string_view prefix = cursor->text.substr(begin, cursor->byte - begin);
+  const OpRegistry& registry =
+      ast != nullptr && ast->op_registry != nullptr ? *ast->op_registry : OpRegistry::global();
+  json items = json::array();
+  const auto offer = [&](const std::string& label, int kind, const std::string& detail, const std::string& insert) {
+    if (label.compare(0, prefix.size(), prefix) != 0) return;
+    json item = {{"label", label}, {"kind", kind}, {"detail", detail}};
+    if (!insert.empty()) item["insertText"] = insert;
+    items.push_back(std::move(item));
+  };
+  // The cursor's offset in the whole text (the line is a view into it), for the enclosing call.
+  const std::string_view text = source.text();
+  const auto offset = static_cast<size_t>(cursor->text.data() - text.data()) + begin;
+  if (const OpInfo* op = enclosing_call(registry, text, offset)) {
+    for (const AttrSpec& attr : op->attrs) {
+      offer(attr.name, kCompletionProperty,
+            std::string(attr_kind_name(attr.kind)) + " = " + attr_value_str(attr.default_value), attr.name + "=");
+    }
+  }
+  for (size_t id = 0; id < registry.size(); ++id) {
+    const OpInfo& op = registry.get(static_cast<OpId>(id));
+    if (!op.name.empty()) offer(op.name, kCompletionFunction, operand_count(op), "");
+  }
+  if (ast != nullptr) {
+    for (const compiler::PatternMacro& macro : ast->macros) offer(macro.name, kCompletionInterface, "pattern", "");
+    for (const compiler::Pass& pass : ast->passes) {
+      if (!pass.implicit) offer(pass.name, kCompletionModule, "pass", "");
+    }
+  }
+  for (const char* keyword : kKeywords) offer(keyword, kCompletionKeyword, "keyword", "");
+  return items;
+}
+
 json initialize_result() {
   return {{"capabilities",
            {{"textDocumentSync", {{"openClose", true}, {"change", 1}, {"save", {{"includeText", false}}}}},
             {"documentSymbolProvider", true},
             {"definitionProvider", true},
-            {"hoverProvider", true}}},
+            {"hoverProvider", true},
+            {"completionProvider", {{"triggerCharacters", {"."}}}}}},
           {"serverInfo", {{"name", "dpl-lsp"}}}};
 }
 
@@ -413,6 +485,12 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     const Document& document = document_of(params);
     if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
     return hover(*document.compiled, *document.source, params.at("position"));
+  }
+  if (method == "textDocument/completion") {
+    const Document& document = document_of(params);
+    if (document.source == nullptr) return json::array();
+    const compiler::AstFile* ast = document.compiled != nullptr ? document.compiled->ast.get() : nullptr;
+    return completion(*document.source, ast, params.at("position"));
   }
   throw RequestError{kMethodNotFound, "dpl-lsp does not handle " + method};
 }

@@ -1,5 +1,5 @@
 // dpl-lsp's language server: .dpl files checked as they are edited (diagnostics with notes), their declarations
-// as document symbols, op signatures on hover, and go-to-definition for the names they declare.
+// as document symbols, op signatures on hover, completion of ops and attributes, and go-to-definition.
 #pragma once
 
 #include <map>
