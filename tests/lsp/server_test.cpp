@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -314,6 +315,22 @@ TEST_F(LanguageServerTest, ExitWithoutShutdownEndsWithOne) {
   server_.handle(notification("exit", nullptr));
   EXPECT_TRUE(server_.exited());
   EXPECT_EQ(server_.exit_code(), 1);
+}
+
+TEST(LanguageServer, RequestsBeforeInitializeAreRefusedAndNotificationsDropped) {
+  LanguageServer server;
+  const auto message = [](const std::string& method, json params, std::optional<int> id) {
+    json result = {{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+    if (id) result["id"] = *id;
+    return result;
+  };
+  const json open_params = {{"textDocument", {{"uri", "file:///a.dpl"}, {"text", "rule r: exp(x) => x;"}}}};
+  const std::vector<json> refused = server.handle(message("textDocument/documentSymbol", json::object(), 1));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0]["error"]["code"], -32002);
+  EXPECT_TRUE(server.handle(message("textDocument/didOpen", open_params, std::nullopt)).empty());
+  EXPECT_EQ(server.handle(message("initialize", json::object(), 2)).size(), 1u);
+  EXPECT_EQ(server.handle(message("textDocument/didOpen", open_params, std::nullopt)).size(), 1u);
 }
 
 TEST(Uri, FilePathsRoundTripThroughPercentEncoding) {

@@ -1,4 +1,5 @@
-// The language server's requests and notifications: document sync, diagnostics, symbols, definitions.
+// The language server's requests and notifications: document sync, diagnostics, symbols, hover, completion and
+// definitions.
 #include "server.h"
 
 #include <cstdint>
@@ -412,6 +413,10 @@ std::vector<json> LanguageServer::handle(const json& message) {
   const json params = message.contains("params") ? message["params"] : json::object();
   try {
     if (shutdown_ && method != "exit") throw RequestError{kInvalidAfterShutdown, "the server is shutting down"};
+    // Before `initialize` only `exit` counts; requests are refused and notifications dropped (the protocol's rule).
+    if (!initialized_ && method != "initialize" && method != "exit") {
+      throw RequestError{kServerNotInitialized, "the server is not initialized"};
+    }
     json result = dispatch(method, params, out);
     if (is_request) out.insert(out.begin(), json{{"jsonrpc", "2.0"}, {"id", message["id"]}, {"result", result}});
   } catch (const RequestError& error) {
@@ -426,7 +431,10 @@ std::vector<json> LanguageServer::handle(const json& message) {
 }
 
 json LanguageServer::dispatch(const std::string& method, const json& params, std::vector<json>& notifications) {
-  if (method == "initialize") return initialize_result();
+  if (method == "initialize") {
+    initialized_ = true;
+    return initialize_result();
+  }
   if (method == "initialized" || method == "$/cancelRequest" || method == "$/setTrace") return nullptr;
   if (method == "shutdown") {
     shutdown_ = true;

@@ -40,6 +40,7 @@ class LanguageServer {
   Document& document_of(const nlohmann::json& params);
 
   std::map<std::string, std::unique_ptr<Document>> documents_;  // by URI
+  bool initialized_ = false;
   bool shutdown_ = false;
   bool exited_ = false;
 };
