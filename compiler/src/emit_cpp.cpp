@@ -841,6 +841,7 @@ class RuleEmitter {
   // A C++ expression for a guard-like expression. Property reads become locals, each preceded by the checks
   // that the property is known (a static dimension, a scalar constant); when it is not, the rule fails here.
   std::string computed(const Expr& expr) {
+    if (expr.op_literal) return op_constant(registry_.get(*expr.op_literal));
     return std::visit(
         Overloaded{
             [&](const LiteralExpr& e) { return literal_cpp(e.value); },

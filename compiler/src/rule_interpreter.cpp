@@ -825,6 +825,7 @@ class Alternative {
   // A guard-like expression; nullopt when a property it reads is not known (the rule declines), as the generated
   // code checks every property an expression reads before it evaluates the expression.
   std::optional<Computed> compute(const Expr& expr) {
+    if (expr.op_literal) return Computed(OpRef{*expr.op_literal});
     return std::visit(
         Overloaded{
             [&](const LiteralExpr& e) -> std::optional<Computed> { return literal(e.value); },

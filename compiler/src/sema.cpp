@@ -1046,6 +1046,7 @@ class Checker {
       case BinaryOp::NotEqual:
         if (lhs == ExprType::AttrList || rhs == ExprType::AttrList) return check_attr_list_equality(binary, scope);
         if (lhs == ExprType::ValueList || rhs == ExprType::ValueList) return check_value_list_equality(binary);
+        if (lhs == ExprType::Op || rhs == ExprType::Op) return check_op_equality(binary);
         if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
         diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
         return ExprType::Unknown;
@@ -1107,6 +1108,24 @@ class Checker {
                                     "' (" +
                                     type_name(other.type) + "); compare it with a literal or a capture of that kind");
     return ExprType::Unknown;
+  }
+
+  // An op variable against another, or against an op named in quotes (`op == "nn.relu"`): the same op.
+  ExprType check_op_equality(BinaryExpr& binary) {
+    Expr& other = binary.lhs->type == ExprType::Op ? *binary.rhs : *binary.lhs;
+    if (other.type == ExprType::Op) return ExprType::Bool;
+    const auto* literal = std::get_if<LiteralExpr>(&other.node);
+    const auto* name = literal != nullptr ? std::get_if<std::string>(&literal->value) : nullptr;
+    if (name == nullptr) {
+      diags_.error(binary.op_loc, "an op compares with another op or with an op's name in quotes (`op == \"add\"`), "
+                                  "not with '" + to_string(other) + "' (" + type_name(other.type) + ")");
+      return ExprType::Unknown;
+    }
+    OpName op{*name, other.loc};
+    if (!resolve_op(op)) return ExprType::Unknown;
+    other.op_literal = op.id;
+    other.type = ExprType::Op;
+    return ExprType::Bool;
   }
 
   // Equality is defined between like things; a dtype also compares with a string (an attribute holding a dtype

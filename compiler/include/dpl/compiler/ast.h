@@ -273,6 +273,7 @@ struct Expr {
   // Filled in by sema.
   ExprType type = ExprType::Unknown;
   std::optional<DType> dtype_literal;  // a VarExpr that names a dtype
+  std::optional<OpId> op_literal;      // a string literal naming an op, compared with an op variable
   AttrKind attr_kind = AttrKind::Int;  // a VarExpr naming a captured attribute: the attribute's kind
 };
 
