@@ -15,6 +15,7 @@
 #include "DplLexer.h"
 #include "DplParser.h"
 #include "antlr4-runtime.h"
+#include "dpl/support/utf8.h"
 
 namespace dpl::compiler {
 
@@ -27,21 +28,12 @@ using dpl_grammar::DplParser;
 constexpr int kMaxNesting = 256;
 
 // ANTLR counts a line's characters (code points); diagnostics count its bytes, as the caret under the source line
-// and the IR reader do. The byte offset of the character `characters` into `line` (past its end: one per character).
-size_t byte_offset(std::string_view line, size_t characters) {
-  size_t offset = 0;
-  for (; characters > 0 && offset < line.size(); --characters) {
-    ++offset;
-    while (offset < line.size() && (static_cast<unsigned char>(line[offset]) & 0xC0) == 0x80) ++offset;
-  }
-  return offset + characters;
-}
-
+// and the IR reader do.
 // The location of `characters` characters from character `column` (0-based) of `line_number`.
 SourceLoc char_span_loc(const SourceFile& source, size_t line_number, size_t column, size_t characters) {
   const std::string_view line = source.line(static_cast<uint32_t>(line_number));
-  const size_t begin = byte_offset(line, column);
-  const size_t end = byte_offset(line, column + characters);
+  const size_t begin = utf8::byte_offset(line, column);
+  const size_t end = utf8::byte_offset(line, column + characters);
   return SourceLoc{&source, static_cast<uint32_t>(line_number), static_cast<uint32_t>(begin + 1),
                    static_cast<uint32_t>(end - begin)};
 }

@@ -10,6 +10,7 @@
 #include "dpl/compiler/compile.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/support/diagnostics.h"
+#include "dpl/support/utf8.h"
 
 namespace dpl::lsp {
 
@@ -23,7 +24,6 @@ enum ErrorCode : int {
   kInvalidParams = -32602,
   kInternalError = -32603,
   kServerNotInitialized = -32002,
-  kInvalidAfterShutdown = -32600,
 };
 
 // A request that cannot be answered: becomes the response's `error`.
@@ -35,8 +35,8 @@ struct RequestError {
 struct LanguageServer::Document {
   std::string uri;
   std::string path;
-  std::string text;
-  // The last analysis: the AST's locations point into `source`, which therefore lives as long as `compiled`.
+  // The text as last analyzed, and the analysis (set together by analyze(), never null once the document is
+  // open): the AST's locations point into `source`, which therefore lives as long as `compiled`.
   std::unique_ptr<SourceFile> source;
   std::unique_ptr<compiler::CompileResult> compiled;
 };
@@ -55,28 +55,19 @@ enum SymbolKind : int {
 
 // Positions: the protocol counts lines from 0 and characters in UTF-16 code units; diagnostics count lines from 1
 // and columns in bytes from 1 (the caret under the source line).
+// A character of four UTF-8 bytes (U+10000 and up) is a surrogate pair in UTF-16.
+uint32_t utf16_length(std::string_view text, size_t i) { return static_cast<unsigned char>(text[i]) >= 0xF0 ? 2 : 1; }
+
 uint32_t utf16_units(std::string_view line, size_t bytes) {
   uint32_t units = 0;
-  for (size_t i = 0; i < bytes; ++i) {
-    if (i >= line.size()) {
-      units += static_cast<uint32_t>(bytes - i);
-      break;
-    }
-    const auto byte = static_cast<unsigned char>(line[i]);
-    if ((byte & 0xC0) == 0x80) continue;  // a continuation byte
-    units += byte >= 0xF0 ? 2 : 1;        // four-byte sequences are surrogate pairs
-  }
-  return units;
+  size_t i = 0;
+  for (; i < bytes && i < line.size(); i = utf8::next(line, i)) units += utf16_length(line, i);
+  return units + static_cast<uint32_t>(bytes > i ? bytes - i : 0);  // past the end of the line: one per byte
 }
 
 size_t byte_offset(std::string_view line, uint32_t units) {
   size_t i = 0;
-  for (uint32_t seen = 0; i < line.size() && seen < units;) {
-    const auto byte = static_cast<unsigned char>(line[i]);
-    seen += byte >= 0xF0 ? 2 : 1;
-    ++i;
-    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
-  }
+  for (uint32_t seen = 0; i < line.size() && seen < units; i = utf8::next(line, i)) seen += utf16_length(line, i);
   return i;
 }
 
@@ -177,11 +168,16 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
+// Where the name that ends at byte `end` of `text` starts (`end` when no name ends there).
+size_t name_start(std::string_view text, size_t end) {
+  while (end > 0 && is_name_char(text[end - 1])) --end;
+  return end;
+}
+
 // The name under the cursor (letters, digits, `_` and `.`, as in `my.scale`), or "".
 std::string name_at(std::string_view line, size_t byte) {
-  size_t begin = std::min(byte, line.size());
+  const size_t begin = name_start(line, std::min(byte, line.size()));
   size_t end = begin;
-  while (begin > 0 && is_name_char(line[begin - 1])) --begin;
   while (end < line.size() && is_name_char(line[end])) ++end;
   return std::string(line.substr(begin, end - begin));
 }
@@ -327,8 +323,7 @@ const OpInfo* enclosing_call(const OpRegistry& registry, std::string_view text, 
     if (c == ')') ++depth;
     if (c != '(') continue;
     if (depth-- > 0) continue;
-    size_t begin = i - 1;
-    while (begin > 0 && is_name_char(text[begin - 1])) --begin;
+    const size_t begin = name_start(text, i - 1);
     return begin < i - 1 ? registry.find(text.substr(begin, i - 1 - begin)) : nullptr;
   }
   return nullptr;
@@ -339,8 +334,7 @@ const OpInfo* enclosing_call(const OpRegistry& registry, std::string_view text, 
 json completion(const SourceFile& source, const compiler::AstFile* ast, const json& position) {
   const std::optional<Cursor> cursor = cursor_at(source, position);
   if (!cursor) return json::array();
-  size_t begin = cursor->byte;
-  while (begin > 0 && is_name_char(cursor->text[begin - 1])) --begin;
+  const size_t begin = name_start(cursor->text, cursor->byte);
   const std::string_view prefix = cursor->text.substr(begin, cursor->byte - begin);
   const OpRegistry& registry =
       ast != nullptr && ast->op_registry != nullptr ? *ast->op_registry : OpRegistry::global();
@@ -412,7 +406,7 @@ std::vector<json> LanguageServer::handle(const json& message) {
   const bool is_request = message.contains("id");
   const json params = message.contains("params") ? message["params"] : json::object();
   try {
-    if (shutdown_ && method != "exit") throw RequestError{kInvalidAfterShutdown, "the server is shutting down"};
+    if (shutdown_ && method != "exit") throw RequestError{kInvalidRequest, "the server is shutting down"};
     // Before `initialize` only `exit` counts; requests are refused and notifications dropped (the protocol's rule).
     if (!initialized_ && method != "initialize" && method != "exit") {
       throw RequestError{kServerNotInitialized, "the server is not initialized"};
@@ -449,12 +443,12 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     const std::string uri = item.at("uri").get<std::string>();
     const std::optional<std::string> path = path_of_uri(uri);
     if (!path) throw RequestError{kInvalidParams, "only file: URIs are supported: " + uri};
+    std::string text = item.at("text").get<std::string>();  // before storing: a document always has a source
     auto document = std::make_unique<Document>();
     document->uri = uri;
     document->path = *path;
-    document->text = item.at("text").get<std::string>();
     Document& stored = *(documents_[uri] = std::move(document));
-    notifications.push_back(analyze(stored));
+    notifications.push_back(analyze(stored, std::move(text)));
     return nullptr;
   }
   if (method == "textDocument/didChange") {
@@ -462,13 +456,13 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     const json& changes = params.at("contentChanges");
     if (!changes.is_array() || changes.empty()) return nullptr;
     // Full synchronization (the capability announced): the last change holds the whole text.
-    document.text = changes.back().at("text").get<std::string>();
-    notifications.push_back(analyze(document));
+    notifications.push_back(analyze(document, changes.back().at("text").get<std::string>()));
     return nullptr;
   }
   if (method == "textDocument/didSave") {
     // The files a test names or the file imports may have changed on disk: check again.
-    notifications.push_back(analyze(document_of(params)));
+    Document& document = document_of(params);
+    notifications.push_back(analyze(document, document.source->text()));
     return nullptr;
   }
   if (method == "textDocument/didClose") {
@@ -481,24 +475,22 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
   }
   if (method == "textDocument/documentSymbol") {
     const Document& document = document_of(params);
-    if (document.compiled == nullptr || document.compiled->ast == nullptr) return json::array();
+    if (document.compiled->ast == nullptr) return json::array();  // it did not parse
     return document_symbols(*document.compiled->ast);
   }
   if (method == "textDocument/definition") {
     const Document& document = document_of(params);
-    if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
+    if (document.compiled->ast == nullptr) return nullptr;
     return definition(*document.compiled, *document.source, params.at("position"));
   }
   if (method == "textDocument/hover") {
     const Document& document = document_of(params);
-    if (document.compiled == nullptr || document.compiled->ast == nullptr) return nullptr;
+    if (document.compiled->ast == nullptr) return nullptr;
     return hover(*document.compiled, *document.source, params.at("position"));
   }
   if (method == "textDocument/completion") {
     const Document& document = document_of(params);
-    if (document.source == nullptr) return json::array();
-    const compiler::AstFile* ast = document.compiled != nullptr ? document.compiled->ast.get() : nullptr;
-    return completion(*document.source, ast, params.at("position"));
+    return completion(*document.source, document.compiled->ast.get(), params.at("position"));
   }
   throw RequestError{kMethodNotFound, "dpl-lsp does not handle " + method};
 }
@@ -510,9 +502,9 @@ LanguageServer::Document& LanguageServer::document_of(const json& params) {
   return *found->second;
 }
 
-json LanguageServer::analyze(Document& document) {
+json LanguageServer::analyze(Document& document, std::string text) {
   document.compiled.reset();
-  document.source = std::make_unique<SourceFile>(document.path, document.text);
+  document.source = std::make_unique<SourceFile>(document.path, std::move(text));
   DiagnosticEngine diags;
   compiler::CompileOptions options;
   options.generate = false;

@@ -35,8 +35,8 @@ class LanguageServer {
 
   nlohmann::json dispatch(const std::string& method, const nlohmann::json& params,
                           std::vector<nlohmann::json>& notifications);
-  // Checks the document's text as dplc --check does and returns its publishDiagnostics notification.
-  nlohmann::json analyze(Document& document);
+  // Checks `text`, the document's new text, as dplc --check does; returns the publishDiagnostics notification.
+  nlohmann::json analyze(Document& document, std::string text);
   Document& document_of(const nlohmann::json& params);
 
   std::map<std::string, std::unique_ptr<Document>> documents_;  // by URI

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "dpl/support/format.h"
+#include "dpl/support/utf8.h"
 
 namespace dpl {
 
@@ -83,22 +84,11 @@ std::string_view severity_label(Severity severity) {
   return "error";
 }
 
-// The byte after the UTF-8 character starting at byte `i` of `text` (one byte at a time past its end).
-size_t next_character(std::string_view text, size_t i) {
-  ++i;
-  while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
-  return i;
-}
-
 // The terminal columns of the character at byte `i`: 2 for the wide East Asian scripts and emoji, else 1 (a
 // malformed sequence, or a position past the end of the line, counts 1).
 size_t display_width(std::string_view text, size_t i) {
   if (i >= text.size()) return 1;
-  const auto lead = static_cast<unsigned char>(text[i]);
-  const size_t bytes = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  if (bytes == 1 || i + bytes > text.size()) return 1;
-  uint32_t code = lead & (0x7F >> bytes);
-  for (size_t k = 1; k < bytes; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  const char32_t code = utf8::code_point(text, i);
   const bool wide = (code >= 0x1100 && code <= 0x115F) || (code >= 0x2E80 && code <= 0xA4CF) ||
                     (code >= 0xAC00 && code <= 0xD7A3) || (code >= 0xF900 && code <= 0xFAFF) ||
                     (code >= 0xFE30 && code <= 0xFE4F) || (code >= 0xFF00 && code <= 0xFF60) ||
@@ -124,7 +114,7 @@ void print_one(std::ostream& out, const Diagnostic& diag) {
   // caret lines up whatever the tab width, and a character takes the columns it is shown in.
   size_t col = loc.col > 0 ? loc.col - 1 : 0;
   std::string caret;
-  for (size_t i = 0; i < col; i = next_character(text, i)) {
+  for (size_t i = 0; i < col; i = utf8::next(text, i)) {
     if (i < text.size() && text[i] == '\t') {
       caret.push_back('\t');
     } else {
@@ -137,7 +127,7 @@ void print_one(std::ostream& out, const Diagnostic& diag) {
   size_t end = col + length;
   if (end > text.size()) end = text.size() > col ? text.size() : col + 1;
   size_t underlined = 0;
-  for (size_t i = col; i < end; i = next_character(text, i)) underlined += display_width(text, i);
+  for (size_t i = col; i < end; i = utf8::next(text, i)) underlined += display_width(text, i);
   if (underlined > 1) caret.append(underlined - 1, '~');
   out << caret << '\n';
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "dpl/support/utf8.h"
+
 namespace dpl::text {
 namespace {
 
@@ -234,7 +236,7 @@ Token Lexer::next() {
       default: break;
     }
     // Consume a whole UTF-8 sequence so one stray character gives one error.
-    while (pos_ < size && (static_cast<unsigned char>(text[pos_]) & 0xC0) == 0x80) ++pos_;
+    while (pos_ < size && utf8::is_continuation(text[pos_])) ++pos_;
     report(line_, start_col, 1, "unexpected character " + describe_byte(static_cast<unsigned char>(c)));
     return make(TokenKind::Error, start, start_col);
   }
