@@ -84,7 +84,14 @@ std::string check_lsp_input(std::string_view text) {
       send("textDocument/hover", {{"textDocument", document}, {"position", position}}, true);
       send("textDocument/definition", {{"textDocument", document}, {"position", position}}, true);
       send("textDocument/completion", {{"textDocument", document}, {"position", position}}, true);
+      send("textDocument/references",
+           {{"textDocument", document}, {"position", position}, {"context", {{"includeDeclaration", true}}}}, true);
+      send("textDocument/documentHighlight", {{"textDocument", document}, {"position", position}}, true);
+      send("textDocument/prepareRename", {{"textDocument", document}, {"position", position}}, true);
     }
+    // A rename checks the renamed text by compiling it: once per line.
+    send("textDocument/rename",
+         {{"textDocument", document}, {"position", {{"line", line}, {"character", 3}}}, {"newName", "renamed"}}, true);
   }
   send("textDocument/didChange",
        {{"textDocument", document}, {"contentChanges", {{{"text", std::string(text.substr(0, text.size() / 2))}}}}},

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -283,12 +285,146 @@ TEST_F(LanguageServerTest, CompletionOffersAttributesOpsPatternsAndKeywords) {
   EXPECT_THAT(all_names, ::testing::IsSupersetOf({"add", "nn.conv2d", "scaled", "fold", "rule", "where", "const"}));
 }
 
+// Names in one file, by line: a pattern (1), a pass (2, 8), rule-local variables (3-6), a variable spelled like
+// an op (5) and an imported pattern (6). Its rules overlap (warnings), but it has no errors.
+constexpr const char* kNamesDocument =
+    "import \"lib.dpl\";\n"
+    "pattern scaled(x, s) = multiply(x, s);\n"
+    "pass fold {\n"
+    "  rule one: scaled(x, const(1.0)) => x;\n"
+    "  rule two: add(scaled(x, c), scaled(x, c)) => multiply(x, multiply(c, const(2.0)));\n"
+    "  rule three: subtract(exp, exp) => multiply(exp, const(0.0));\n"
+    "  rule four: double(x) => multiply(x, const(2.0));\n"
+    "}\n"
+    "pipeline all = fold;\n";
+
+class NamesTest : public LanguageServerTest {
+ protected:
+  void SetUp() override {
+    LanguageServerTest::SetUp();
+    write("lib.dpl", "pattern double(x) = add(x, x);\n");
+    for (const json& diagnostic : open("names.dpl", kNamesDocument)) EXPECT_NE(diagnostic["severity"], 1);
+  }
+  static json at(int line, int character) {
+    return {{"line", line}, {"character", character}};
+  }
+  json text_document() const { return {{"uri", uri("names.dpl")}}; }
+  json references(int line, int character, bool with_declaration) {
+    return result(request(20, "textDocument/references",
+                          {{"textDocument", text_document()},
+                           {"position", at(line, character)},
+                           {"context", {{"includeDeclaration", with_declaration}}}}));
+  }
+  // The ranges of `locations` (all in names.dpl) as (line, start) pairs.
+  std::vector<std::pair<int, int>> starts(const json& locations) const {
+    std::vector<std::pair<int, int>> result;
+    for (const json& location : locations) {
+      if (location.contains("uri")) {
+        EXPECT_EQ(location["uri"], uri("names.dpl"));
+      }
+      result.emplace_back(location["range"]["start"]["line"], location["range"]["start"]["character"]);
+    }
+    return result;
+  }
+  json rename_request(int line, int character, const std::string& new_name) const {
+    return request(21, "textDocument/rename",
+                   {{"textDocument", text_document()}, {"position", at(line, character)}, {"newName", new_name}});
+  }
+  // The edits of a rename, as (line, start, end, new text).
+  std::vector<std::tuple<int, int, int, std::string>> rename(int line, int character, const std::string& new_name) {
+    const json reply = result(rename_request(line, character, new_name));
+    std::vector<std::tuple<int, int, int, std::string>> edits;
+    for (const json& edit : reply["changes"][uri("names.dpl")]) {
+      edits.emplace_back(edit["range"]["start"]["line"], edit["range"]["start"]["character"],
+                         edit["range"]["end"]["character"], edit["newText"]);
+    }
+    return edits;
+  }
+  std::string refusal(int line, int character, const std::string& new_name) {
+    const std::vector<json> replies = server_.handle(rename_request(line, character, new_name));
+    EXPECT_EQ(replies.size(), 1u);
+    if (replies.empty() || !replies[0].contains("error")) return "";
+    EXPECT_EQ(replies[0]["error"]["code"], -32803);
+    return replies[0]["error"]["message"];
+  }
+  using Starts = std::vector<std::pair<int, int>>;
+};
+
+TEST_F(NamesTest, ReferencesOfAPatternAPassAndAnImportedPattern) {
+  EXPECT_EQ(starts(references(3, 13, true)), (Starts{{1, 8}, {3, 12}, {4, 16}, {4, 30}}));
+  EXPECT_EQ(starts(references(3, 13, false)), (Starts{{3, 12}, {4, 16}, {4, 30}}));
+  EXPECT_EQ(starts(references(8, 16, true)), (Starts{{2, 5}, {8, 15}}));
+  const json imported = references(6, 14, true);
+  ASSERT_EQ(imported.size(), 2u);
+  EXPECT_EQ(imported[0]["uri"], uri("lib.dpl"));
+  EXPECT_EQ(imported[1]["range"], range(6, 13, 19));
+}
+
+TEST_F(NamesTest, AVariableIsLocalToItsRule) {
+  EXPECT_EQ(starts(references(4, 23, true)), (Starts{{4, 23}, {4, 37}, {4, 56}}));
+  EXPECT_EQ(starts(references(3, 19, true)), (Starts{{3, 19}, {3, 37}}));
+  // `exp` is a variable where it is not called, though an op of that name exists.
+  const json highlights = result(request(22, "textDocument/documentHighlight",
+                                         {{"textDocument", text_document()}, {"position", at(5, 24)}}));
+  ASSERT_EQ(highlights.size(), 3u);
+  EXPECT_EQ(highlights[0]["range"], range(5, 23, 26));
+  EXPECT_EQ(highlights[0]["kind"], 1);
+  // A built-in op: its uses anywhere in the file.
+  EXPECT_EQ(references(5, 37, true).size(), 5u);
+  EXPECT_EQ(references(2, 0, true), json::array());  // the keyword `pass`
+}
+
+TEST_F(NamesTest, RenamesEditEveryUseInTheNamesScope) {
+  using Edits = std::vector<std::tuple<int, int, int, std::string>>;
+  EXPECT_EQ(rename(3, 19, "y"), (Edits{{3, 19, 20, "y"}, {3, 37, 38, "y"}}));
+  EXPECT_EQ(rename(1, 10, "scale"),
+            (Edits{{1, 8, 14, "scale"}, {3, 12, 18, "scale"}, {4, 16, 22, "scale"}, {4, 30, 36, "scale"}}));
+  EXPECT_EQ(rename(2, 6, "folding"), (Edits{{2, 5, 9, "folding"}, {8, 15, 19, "folding"}}));
+  EXPECT_EQ(rename(3, 8, "first"), (Edits{{3, 7, 10, "first"}}));
+  EXPECT_EQ(rename(3, 19, "x"), Edits{});
+  const json prepared = result(request(23, "textDocument/prepareRename",
+                                       {{"textDocument", text_document()}, {"position", at(4, 57)}}));
+  EXPECT_EQ(prepared["range"], range(4, 56, 57));
+  EXPECT_EQ(prepared["placeholder"], "x");
+  EXPECT_EQ(initialize_reply_["result"]["capabilities"]["renameProvider"]["prepareProvider"], true);
+}
+
+TEST_F(NamesTest, RenamesThatWouldChangeMeaningOrBreakTheFileAreRefused) {
+  EXPECT_THAT(refusal(4, 23, "c"), HasSubstr("'c' is already used here"));
+  EXPECT_THAT(refusal(1, 10, "fold"), HasSubstr("'fold' is already used here"));
+  EXPECT_THAT(refusal(4, 48, "times"), HasSubstr("'multiply' is a built-in op"));
+  EXPECT_THAT(refusal(6, 14, "twice"), HasSubstr("lib.dpl; rename it there"));
+  EXPECT_THAT(refusal(3, 19, "let"), HasSubstr("not a name dpl accepts"));
+  EXPECT_THAT(refusal(3, 19, "2x"), HasSubstr("not a name dpl accepts"));
+  EXPECT_THAT(refusal(3, 19, "a.b"), HasSubstr("not a name dpl accepts"));
+  EXPECT_THAT(refusal(1, 10, "tanh"), HasSubstr("would break the file: pattern 'tanh' has the name of an op"));
+  EXPECT_THAT(refusal(2, 1, "x"), HasSubstr("no name to rename here"));
+  const std::vector<json> replies = server_.handle(
+      request(24, "textDocument/prepareRename", {{"textDocument", text_document()}, {"position", at(4, 48)}}));
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0]["error"]["code"], -32803);
+}
+
+TEST_F(LanguageServerTest, RenamingADeclaredOpRenamesItsDottedUses) {
+  open("ops.dpl",
+       "op my.scale(x, factor: float = 1.5) : elementwise -> same_as(x);\n"
+       "rule r: my.scale(my.scale(x)) => my.scale(x, factor=2.25);\n");
+  const json reply = result(request(25, "textDocument/rename",
+                                    {{"textDocument", {{"uri", uri("ops.dpl")}}},
+                                     {"position", {{"line", 1}, {"character", 12}}},
+                                     {"newName", "my.scaled"}}));
+  const json& edits = reply["changes"][uri("ops.dpl")];
+  ASSERT_EQ(edits.size(), 4u);
+  EXPECT_EQ(edits[0]["range"], range(0, 3, 11));
+  EXPECT_EQ(edits[3]["range"], range(1, 33, 41));
+}
+
 TEST_F(LanguageServerTest, ProtocolErrorsAreAnsweredNotFatal) {
   const std::vector<json> parse_error = server_.handle(std::string("{not json"));
   ASSERT_EQ(parse_error.size(), 1u);
   EXPECT_EQ(parse_error[0]["error"]["code"], -32700);
   EXPECT_TRUE(parse_error[0]["id"].is_null());
-  EXPECT_EQ(error_code(request(2, "textDocument/rename", json::object())), -32601);
+  EXPECT_EQ(error_code(request(2, "textDocument/formatting", json::object())), -32601);
   EXPECT_EQ(error_code(request(3, "textDocument/documentSymbol", json::object())), -32602);
   EXPECT_EQ(error_code(request(4, "textDocument/documentSymbol", {{"textDocument", {{"uri", 5}}}})), -32602);
   EXPECT_EQ(error_code({{"jsonrpc", "2.0"}, {"id", 5}}), -32600);

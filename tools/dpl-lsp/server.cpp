@@ -1,7 +1,9 @@
-// The language server's requests and notifications: document sync, diagnostics, symbols, hover, completion and
-// definitions.
+// The language server's requests and notifications: document sync, diagnostics, symbols, hover, completion,
+// definitions, references, highlights and renames.
 #include "server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <exception>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "dpl/ir/op_registry.h"
 #include "dpl/support/diagnostics.h"
 #include "dpl/support/utf8.h"
+#include "names.h"
 
 namespace dpl::lsp {
 
@@ -24,6 +27,7 @@ enum ErrorCode : int {
   kInvalidParams = -32602,
   kInternalError = -32603,
   kServerNotInitialized = -32002,
+  kRequestFailed = -32803,
 };
 
 // A request that cannot be answered: becomes the response's `error`.
@@ -39,6 +43,7 @@ struct LanguageServer::Document {
   // open): the AST's locations point into `source`, which therefore lives as long as `compiled`.
   std::unique_ptr<SourceFile> source;
   std::unique_ptr<compiler::CompileResult> compiled;
+  size_t errors = 0;  // of the last analysis: a rename must not add any
 };
 
 namespace {
@@ -162,6 +167,13 @@ json document_symbols(const compiler::AstFile& ast) {
     if (here(test.name_loc)) symbols.push_back(symbol(test.name, "test of " + test.target, kEvent, test.name_loc));
   }
   return symbols;
+}
+
+// Checks a .dpl text as dplc --check does (no code generated).
+compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags) {
+  compiler::CompileOptions options;
+  options.generate = false;
+  return compiler::compile(source, diags, options);
 }
 
 bool is_name_char(char c) {
@@ -368,12 +380,191 @@ json completion(const SourceFile& source, const compiler::AstFile* ast, const js
   return items;
 }
 
+// What the name under the cursor stands for, and where it occurs in the document.
+struct NameTarget {
+  std::string name;
+  std::vector<NameSpan> spans;          // in the document, the declaration included when it is there
+  const SourceLoc* declared = nullptr;  // a file-level name's declaration (maybe in an imported file)
+  bool file_level = false;
+  std::string not_renamable;  // why a rename is refused; empty when it is not
+};
+
+bool is_keyword(std::string_view name) {
+  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
+// The byte offset in the whole text of a protocol position.
+std::optional<size_t> offset_of(const SourceFile& source, const json& position) {
+  const std::optional<Cursor> cursor = cursor_at(source, position);
+  if (!cursor) return std::nullopt;
+  return static_cast<size_t>(cursor->text.data() - source.text().data()) + cursor->byte;
+}
+
+// Rule names stand alone; patterns, passes, pipelines, externs and declared ops are the file's (their uses
+// anywhere in it); built-in ops too, though they cannot be renamed; any other name is a variable of the
+// declaration around it (rule, pattern, partition, ...).
+std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, const SourceFile& source,
+                                    const NameIndex& names, size_t offset) {
+  const std::optional<NameIndex::NameAtCursor> at = names.name_at(offset);
+  if (!at) return std::nullopt;
+  NameTarget target;
+  if (at->declares_rule) {
+    target.name = names.text(at->whole);
+    target.spans = {at->whole};
+    return target;
+  }
+  const OpRegistry& registry =
+      compiled.ast->op_registry != nullptr ? *compiled.ast->op_registry : OpRegistry::global();
+  const std::optional<NameSpan> declaration = names.declaration_at(offset);
+  for (const NameSpan& candidate : {at->whole, at->up_to_cursor}) {
+    const std::string name(names.text(candidate));
+    target.declared = declaration_of(compiled, name);
+    if (target.declared == nullptr && registry.find(name) == nullptr) continue;
+    if (target.declared == nullptr && at->first_segment && declaration && names.used_as_value(name, *declaration)) {
+      break;  // a variable spelled like an op (`exp` in `add(exp, exp)`)
+    }
+    target.name = name;
+    target.file_level = true;
+    target.spans = names.occurrences(name);
+    if (target.declared == nullptr) {
+      target.not_renamable = "'" + name + "' is a built-in op";
+    } else if (target.declared->file != &source) {
+      target.not_renamable = "'" + name + "' is declared in " + target.declared->file->path() + "; rename it there";
+    }
+    return target;
+  }
+  const std::string name(names.text(at->up_to_cursor));
+  if (!at->first_segment || is_keyword(name) || !declaration) return std::nullopt;
+  target.name = name;
+  target.spans = names.occurrences(name, declaration->begin, declaration->end);
+  return target;
+}
+
+struct ResolvedName {
+  size_t offset;  // of the position, in bytes
+  NameTarget target;
+};
+
+std::optional<ResolvedName> resolve_name(const compiler::CompileResult& compiled, const SourceFile& source,
+                                         const NameIndex& names, const json& position) {
+  const std::optional<size_t> offset = offset_of(source, position);
+  if (!offset) return std::nullopt;
+  std::optional<NameTarget> target = target_at(compiled, source, names, *offset);
+  if (!target) return std::nullopt;
+  return ResolvedName{*offset, std::move(*target)};
+}
+
+json range_of(const SourceFile& source, const NameSpan& span) {
+  return {{"start", position(source, span.line, span.column)},
+          {"end", position(source, span.line, span.column + (span.end - span.begin))}};
+}
+
+bool same_place(const NameSpan& span, const SourceLoc& loc) {
+  return span.line == loc.line && span.column + 1 == loc.col;
+}
+
+json references(const compiler::CompileResult& compiled, const SourceFile& source, const std::string& uri,
+                const json& params) {
+  const NameIndex names(source.text());
+  const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, params.at("position"));
+  json locations = json::array();
+  if (!resolved) return locations;
+  const NameTarget* target = &resolved->target;
+  const bool with_declaration = params.contains("context") && params["context"].value("includeDeclaration", false);
+  const bool declared_here = target->declared != nullptr && target->declared->file == &source;
+  if (with_declaration && target->declared != nullptr && !declared_here) {
+    locations.push_back(location_of(*target->declared));
+  }
+  for (const NameSpan& span : target->spans) {
+    if (!with_declaration && declared_here && same_place(span, *target->declared)) continue;
+    locations.push_back({{"uri", uri}, {"range", range_of(source, span)}});
+  }
+  return locations;
+}
+
+json highlights(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+  const NameIndex names(source.text());
+  const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, position);
+  json result = json::array();
+  if (!resolved) return result;
+  const NameTarget* target = &resolved->target;
+  for (const NameSpan& span : target->spans) result.push_back({{"range", range_of(source, span)}, {"kind", 1}});
+  return result;
+}
+
+// A name a rename may give: an identifier (dotted for ops: `my.scale`) that is not a word of the language.
+bool is_valid_name(std::string_view name, bool dotted) {
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = dotted ? name.find('.', start) : std::string_view::npos;
+    const std::string_view segment = name.substr(start, dot == std::string_view::npos ? name.npos : dot - start);
+    const auto identifier_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+    const bool identifier = !segment.empty() && std::isdigit(static_cast<unsigned char>(segment[0])) == 0 &&
+                            std::all_of(segment.begin(), segment.end(), identifier_char);
+    if (!identifier || is_keyword(segment)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// The edits renaming the name under the cursor, checked: the new name must be free where the old one is used,
+// and the renamed text must compile with no more errors than before (a rename never breaks a file).
+json rename(const compiler::CompileResult& compiled, const SourceFile& source, size_t errors_before,
+            const std::string& uri, const json& params) {
+  const NameIndex names(source.text());
+  const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, params.at("position"));
+  if (!resolved) throw RequestError{kRequestFailed, "there is no name to rename here"};
+  const NameTarget* target = &resolved->target;
+  if (!target->not_renamable.empty()) throw RequestError{kRequestFailed, target->not_renamable};
+  const std::string new_name = params.at("newName").get<std::string>();
+  if (!is_valid_name(new_name, target->name.find('.') != std::string::npos)) {
+    throw RequestError{kRequestFailed, "'" + new_name + "' is not a name dpl accepts here"};
+  }
+  if (new_name == target->name) return {{"changes", {{uri, json::array()}}}};
+  const std::optional<NameSpan> scope = target->file_level ? std::nullopt : names.declaration_at(resolved->offset);
+  const bool taken = declaration_of(compiled, new_name) != nullptr ||
+                     !names.occurrences(new_name, scope ? scope->begin : 0, scope ? scope->end : SIZE_MAX).empty();
+  if (taken) throw RequestError{kRequestFailed, "'" + new_name + "' is already used here"};
+  json edits = json::array();
+  std::string renamed = source.text();
+  for (auto span = target->spans.rbegin(); span != target->spans.rend(); ++span) {
+    renamed.replace(span->begin, span->end - span->begin, new_name);
+    edits.insert(edits.begin(), json{{"range", range_of(source, *span)}, {"newText", new_name}});
+  }
+  const SourceFile renamed_file(source.path(), std::move(renamed));
+  DiagnosticEngine diags;
+  check(renamed_file, diags);
+  if (diags.error_count() > errors_before) {
+    const auto first = std::find_if(diags.diagnostics().begin(), diags.diagnostics().end(),
+                                    [](const Diagnostic& diag) { return diag.severity == Severity::Error; });
+    throw RequestError{kRequestFailed, "renaming '" + target->name + "' to '" + new_name +
+                                           "' would break the file: " + first->message};
+  }
+  return {{"changes", {{uri, std::move(edits)}}}};
+}
+
+json prepare_rename(const compiler::CompileResult& compiled, const SourceFile& source, const json& position) {
+  const NameIndex names(source.text());
+  const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, position);
+  if (!resolved) return nullptr;
+  const NameTarget* target = &resolved->target;
+  if (!target->not_renamable.empty()) throw RequestError{kRequestFailed, target->not_renamable};
+  const auto here = std::find_if(target->spans.begin(), target->spans.end(), [&](const NameSpan& span) {
+    return span.begin <= resolved->offset && resolved->offset <= span.end;
+  });
+  if (here == target->spans.end()) return nullptr;  // a member or attribute name of the same spelling
+  return {{"range", range_of(source, *here)}, {"placeholder", target->name}};
+}
+
 json initialize_result() {
   return {{"capabilities",
            {{"textDocumentSync", {{"openClose", true}, {"change", 1}, {"save", {{"includeText", false}}}}},
             {"documentSymbolProvider", true},
             {"definitionProvider", true},
             {"hoverProvider", true},
+            {"referencesProvider", true},
+            {"documentHighlightProvider", true},
+            {"renameProvider", {{"prepareProvider", true}}},
             {"completionProvider", {{"triggerCharacters", {"."}}}}}},
           {"serverInfo", {{"name", "dpl-lsp"}}}};
 }
@@ -488,6 +679,24 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     if (document.compiled->ast == nullptr) return nullptr;
     return hover(*document.compiled, *document.source, params.at("position"));
   }
+  if (method == "textDocument/references" || method == "textDocument/documentHighlight" ||
+      method == "textDocument/rename" || method == "textDocument/prepareRename") {
+    const Document& document = document_of(params);
+    const bool listing = method == "textDocument/references" || method == "textDocument/documentHighlight";
+    if (document.compiled->ast == nullptr) {  // it did not parse: names cannot be told apart
+      if (listing) return json::array();
+      throw RequestError{kRequestFailed, "the file does not parse; fix its syntax errors first"};
+    }
+    const compiler::CompileResult& compiled = *document.compiled;
+    if (method == "textDocument/references") return references(compiled, *document.source, document.uri, params);
+    if (method == "textDocument/documentHighlight") {
+      return highlights(compiled, *document.source, params.at("position"));
+    }
+    if (method == "textDocument/rename") {
+      return rename(compiled, *document.source, document.errors, document.uri, params);
+    }
+    return prepare_rename(compiled, *document.source, params.at("position"));
+  }
   if (method == "textDocument/completion") {
     const Document& document = document_of(params);
     return completion(*document.source, document.compiled->ast.get(), params.at("position"));
@@ -506,10 +715,8 @@ json LanguageServer::analyze(Document& document, std::string text) {
   document.compiled.reset();
   document.source = std::make_unique<SourceFile>(document.path, std::move(text));
   DiagnosticEngine diags;
-  compiler::CompileOptions options;
-  options.generate = false;
-  document.compiled =
-      std::make_unique<compiler::CompileResult>(compiler::compile(*document.source, diags, options));
+  document.compiled = std::make_unique<compiler::CompileResult>(check(*document.source, diags));
+  document.errors = diags.error_count();
   json diagnostics = json::array();
   for (const Diagnostic& diag : diags.diagnostics()) diagnostics.push_back(to_protocol(diag, *document.source));
   return {{"jsonrpc", "2.0"},
