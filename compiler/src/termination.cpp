@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -218,20 +220,37 @@ void root_ops(const Pattern& pattern, std::vector<OpId>& ops) {
   if (call->optional && call->operands.size() == 1) root_ops(*call->operands[0], ops);
 }
 
-// Some alternative of `to`'s left-hand side matches `from`'s right-hand side.
-bool rhs_matches_lhs(const Rule& from, const Rule& to, const OpRegistry& registry) {
-  Term term(from);
-  // A quick no: the right-hand side's root op is none of the left-hand side's.
-  const auto* call = std::get_if<CallExpr>(&term.resolve(*from.rhs).node);
-  if (call == nullptr || call->op_is_var || call->native != nullptr) return false;
-  std::vector<OpId> ops;
-  root_ops(*to.lhs, ops);
-  if (std::find(ops.begin(), ops.end(), call->op.id) == ops.end()) return false;
-  for (const PatternPtr& alternative : expand_alternatives(*to.lhs)) {
-    if (TermMatcher(term, registry).match(*alternative, *from.rhs)) return true;
+// What the pairwise check needs of one considered rule, computed once (the pairs are quadratic in the rules of a
+// pass): its right-hand side as a term and that term's root op, its left-hand side's root ops, and the left-hand
+// side's alternatives, expanded on first use.
+class RuleFacts {
+ public:
+  explicit RuleFacts(const Rule& rule) : rule_(rule), term_(rule) {
+    const auto* call = std::get_if<CallExpr>(&term_.resolve(*rule.rhs).node);
+    if (call != nullptr && !call->op_is_var && call->native == nullptr) rhs_op_ = call->op.id;
+    root_ops(*rule.lhs, lhs_ops_);
   }
-  return false;
-}
+
+  const Rule& rule() const { return rule_; }
+
+  // Some alternative of `to`'s left-hand side matches this rule's right-hand side.
+  bool rhs_matches_lhs_of(RuleFacts& to, const OpRegistry& registry) const {
+    // A quick no: the right-hand side's root op is none of the left-hand side's.
+    if (!rhs_op_ || std::find(to.lhs_ops_.begin(), to.lhs_ops_.end(), *rhs_op_) == to.lhs_ops_.end()) return false;
+    if (!to.alternatives_) to.alternatives_ = expand_alternatives(*to.rule_.lhs);
+    for (const PatternPtr& alternative : *to.alternatives_) {
+      if (TermMatcher(term_, registry).match(*alternative, *rule_.rhs)) return true;
+    }
+    return false;
+  }
+
+ private:
+  const Rule& rule_;
+  Term term_;
+  std::optional<OpId> rhs_op_;
+  std::vector<OpId> lhs_ops_;
+  std::optional<std::vector<PatternPtr>> alternatives_;
+};
 
 // What replaces the root `name` of a multi-root rule; null for a root it keeps (or a name that is no root).
 const Expr* replacement_of(const Rule& rule, const std::string& name) {
@@ -292,8 +311,9 @@ bool recreates_its_roots(const Rule& rule, const OpRegistry& registry) {
 
 void warn_rules_that_undo_each_other(const AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
   for (const Pass& pass : file.passes) {
-    for (size_t later = 0; later < pass.rules.size(); ++later) {
-      const Rule& b = pass.rules[later];
+    std::vector<RuleFacts> facts;  // the considered rules so far, the current one last
+    facts.reserve(pass.rules.size());
+    for (const Rule& b : pass.rules) {
       if (considered_multi_root(b) && recreates_its_roots(b, registry)) {
         diags.warning(b.name_loc, "rule '" + b.name +
                                       "' matches its own replacements (each replaced root's new value matches that "
@@ -302,15 +322,16 @@ void warn_rules_that_undo_each_other(const AstFile& file, DiagnosticEngine& diag
         continue;
       }
       if (!considered(b)) continue;
-      if (rhs_matches_lhs(b, b, registry)) {
+      RuleFacts& later = facts.emplace_back(b);  // stays put: reserved
+      if (later.rhs_matches_lhs_of(later, registry)) {
         diags.warning(b.name_loc, "rule '" + b.name +
                                       "' matches its own right-hand side, so the pass can rewrite forever (until the "
                                       "rewrite budget stops it); add a guard or 'once'");
         continue;
       }
-      for (size_t earlier = 0; earlier < later; ++earlier) {
-        const Rule& a = pass.rules[earlier];
-        if (!considered(a) || !rhs_matches_lhs(a, b, registry) || !rhs_matches_lhs(b, a, registry)) continue;
+      for (RuleFacts& earlier : std::span(facts).first(facts.size() - 1)) {
+        if (!earlier.rhs_matches_lhs_of(later, registry) || !later.rhs_matches_lhs_of(earlier, registry)) continue;
+        const Rule& a = earlier.rule();
         Diagnostic& diag = diags.warning(
             b.name_loc, "rules '" + a.name + "' and '" + b.name +
                             "' undo each other: each one's right-hand side matches the other's left-hand side, so "
