@@ -1,4 +1,5 @@
-# dpl_add_pass_library(): compiles .dpl rule files into a C++ pass library at build time.
+# dpl_add_pass_library(): compiles .dpl rule files into a C++ pass library at build time (and, at the end,
+# dpl_add_natives_library() for the rule interpreter's natives).
 #
 #   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [MODULE] [NO_TESTS])
 #
@@ -166,4 +167,31 @@ int main(int argc, char** argv) { return dpl::rule_test_main(argc, argv); }
     target_link_libraries(${target}_rule_tests PRIVATE ${target})
     add_test(NAME ${target}.rule_tests COMMAND ${target}_rule_tests ${manifests})
   endif()
+endfunction()
+
+# dpl_add_natives_library(): a natives library for the rule interpreter (`dpl-opt --rules R.dpl --natives LIB.so`,
+# `dplc --natives LIB.so --test|--verify R.dpl`).
+#
+#   dpl_add_natives_library(<target> SOURCES a.cpp [b.cpp ...])
+#
+# The sources define the functions that `extern predicate` / `extern rewriter` declarations name and register each
+# with `DPL_NATIVE(name);` (dpl/rewrite/natives.h). Like a MODULE pass library, the library is compiled against
+# the runtime's headers only and does not link the runtime: its registrations resolve the runtime's symbols, the
+# natives registry among them, from the dplc or dpl-opt that loads it, so that they fill that program's one
+# registry (a second copy of a static runtime inside the library would have a registry of its own).
+function(dpl_add_natives_library target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES")
+  if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "dpl_add_natives_library(${target}): expected SOURCES a.cpp [b.cpp ...]")
+  endif()
+  if(TARGET dpl_runtime)
+    set(runtime dpl_runtime)
+  elseif(TARGET dpl::runtime)
+    set(runtime dpl::runtime)
+  else()
+    message(FATAL_ERROR "dpl_add_natives_library(${target}): no dpl runtime target; build inside dpl or find_package(dpl)")
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_include_directories(${target} PRIVATE "$<TARGET_PROPERTY:${runtime},INTERFACE_INCLUDE_DIRECTORIES>")
+  target_compile_features(${target} PRIVATE cxx_std_20)
 endfunction()

@@ -11,6 +11,7 @@
 #include "dpl/compiler/compile.h"
 #include "dpl/compiler/rule_tests.h"
 #include "dpl/compiler/verify.h"
+#include "dpl/rewrite/natives.h"
 #include "dpl/support/file_output.h"
 
 namespace {
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   bool verify = false;
   bool run_tests = false;
   std::string tests_manifest;
+  std::vector<std::string> natives_paths;
   app.add_option("rules", input, "The .dpl rule file")->required();
   app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
   app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")->capture_default_str();
@@ -72,6 +74,11 @@ int main(int argc, char** argv) {
   app.add_flag("--test", run_tests, "Run the file's test declarations with the rule interpreter; write nothing");
   app.add_option("--tests-manifest", tests_manifest,
                  "Also write the file's tests (absolute paths) for the compiled-pass test runner");
+  app.add_option("--natives", natives_paths,
+                 "With --test or --verify: load a natives library (dpl_add_natives_library) whose functions the "
+                 "file's extern predicates and rewriters name; repeatable")
+      ->allow_extra_args(false)
+      ->type_name("LIB.so");
   try {
     app.parse(argc, argv);
     if (!check_only && !verify && !run_tests && emit.empty() && output_dir.empty()) {
@@ -79,6 +86,9 @@ int main(int argc, char** argv) {
     }
     if (!depfile.empty() && output_dir.empty()) throw CLI::ValidationError("--depfile needs -o DIR");
     if (!tests_manifest.empty() && output_dir.empty()) throw CLI::ValidationError("--tests-manifest needs -o DIR");
+    if (!natives_paths.empty() && !run_tests && !verify) {
+      throw CLI::ValidationError("--natives needs --test or --verify (compiled passes have their natives compiled in)");
+    }
     if (!is_namespace_name(namespace_name)) {
       throw CLI::ValidationError("--namespace: '" + namespace_name + "' is not a C++ namespace name");
     }
@@ -93,6 +103,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  for (const std::string& path : natives_paths) {
+    std::string error;
+    if (!dpl::load_natives(path, error)) {
+      std::cerr << "dplc: error: " << error << "\n";
+      return kExitInputError;
+    }
+  }
   if (run_tests) {
     return dpl::compiler::run_rule_tests_interpreted(input, std::cout, std::cerr) ? kExitOk : kExitInputError;
   }

@@ -115,24 +115,70 @@ struct Unsupported {
   std::string what;
 };
 
-// Walks a rule's expressions for what the interpreter cannot run: calls of native code.
+const char* extern_kind_name(ExternDecl::Kind kind) {
+  return kind == ExternDecl::Kind::Predicate ? "predicate" : "rewriter";
+}
+
+// Why the natives cannot stand for `decl`: none of its name, or one of another kind or arity (naming what was
+// found); nothing when one fits.
+std::optional<std::string> native_mismatch(const ExternDecl& decl, const NativeRegistry& natives) {
+  const std::string declared = std::string("extern ") + extern_kind_name(decl.kind) + " '" + decl.name + "'";
+  if (natives.empty()) {
+    return declared + " needs native code; load a natives library (--natives LIB.so) or compile the rules with dplc";
+  }
+  const NativeFunction* native = natives.find(decl.name);
+  if (native == nullptr) {
+    std::string loaded;
+    for (const NativeFunction* known : natives.all()) loaded += (loaded.empty() ? "" : ", ") + known->name;
+    return declared + " has no native: none named '" + decl.name + "' is loaded (loaded: " + loaded + ")";
+  }
+  const bool predicate = decl.kind == ExternDecl::Kind::Predicate;
+  const std::string found = native->signature() + " (" + native->origin + ")";
+  if (predicate != (native->kind == NativeKind::Predicate)) {
+    return declared + " is declared a " + extern_kind_name(decl.kind) + ", but the loaded native is a " +
+           (predicate ? "rewriter" : "predicate") + ": " + found;
+  }
+  if (native->arity != decl.params.size()) {
+    return declared + " takes " + std::to_string(decl.params.size()) +
+           (decl.params.size() == 1 ? " operand" : " operands") + ", but the loaded native takes " +
+           std::to_string(native->arity) + ": " + found;
+  }
+  return std::nullopt;
+}
+
+// Walks a rule's expressions for the calls of externs that no loaded native stands for.
 class SupportCheck {
  public:
+  explicit SupportCheck(const NativeRegistry& natives) : natives_(natives) {}
+
   std::optional<Unsupported> found;
+  std::vector<const ExternDecl*> unresolved;  // each once
 
   void expr(const Expr& expr) {
     const auto* call = std::get_if<CallExpr>(&expr.node);
     if (call != nullptr && call->native != nullptr) {
-      report(expr.loc, std::string("extern ") +
-                           (call->native->kind == ExternDecl::Kind::Predicate ? "predicate" : "rewriter") + " '" +
-                           call->native->name + "' needs native code; compile the rules with dplc");
+      if (std::optional<std::string> mismatch = native_mismatch(*call->native, natives_)) {
+        if (!found) found = Unsupported{expr.loc, std::move(*mismatch)};
+        if (std::find(unresolved.begin(), unresolved.end(), call->native) == unresolved.end()) {
+          unresolved.push_back(call->native);
+        }
+      }
     }
     for_each_sub_expr(expr, [&](const Expr& sub) { this->expr(sub); });
   }
 
-  void report(SourceLoc loc, std::string what) {
-    if (!found) found = Unsupported{loc, std::move(what)};
+  void rule(const Rule& rule) {
+    for (const RootDecl& root : rule.roots) {
+      if (root.guard != nullptr) expr(*root.guard);
+    }
+    if (rule.guard != nullptr) expr(*rule.guard);
+    for (const LetBinding& let : rule.lets) expr(*let.value);
+    if (rule.rhs != nullptr) expr(*rule.rhs);
+    for (const RootRewrite& rewrite : rule.rewrites) expr(*rewrite.value);
   }
+
+ private:
+  const NativeRegistry& natives_;
 };
 
 // One alternative of one rule: its match program and what it needs to evaluate the guard and right-hand side.
@@ -143,8 +189,9 @@ class Alternative {
   enum class Anchor : uint8_t { Op, Composite, AnyNode, TupleItem };
 
   // An alternative-free pattern of a rewrite or partition rule.
-  Alternative(const OpRegistry& registry, PatternPtr pattern, const Rule& rule, size_t rule_index)
-      : registry_(registry), pattern_(std::move(pattern)), rule_(rule), rule_index_(rule_index) {
+  Alternative(const OpRegistry& registry, const NativeBindings& natives, PatternPtr pattern, const Rule& rule,
+              size_t rule_index)
+      : registry_(registry), natives_(natives), pattern_(std::move(pattern)), rule_(rule), rule_index_(rule_index) {
     specificity_ = pattern_specificity(*pattern_);
     count_mentions(*pattern_, mentions_);
     MatchOrder order(registry_, mentions_);
@@ -164,8 +211,9 @@ class Alternative {
   // node; each later root among the users of a value bound before it, backtracking over the candidates in users()
   // order; a group collects every candidate that matches.
   // `roots` is one alternative of the rule (expand_root_alternatives).
-  Alternative(const OpRegistry& registry, RootsAlternative roots, const Rule& rule, size_t rule_index)
-      : registry_(registry), roots_(std::move(roots)), rule_(rule), rule_index_(rule_index) {
+  Alternative(const OpRegistry& registry, const NativeBindings& natives, RootsAlternative roots, const Rule& rule,
+              size_t rule_index)
+      : registry_(registry), natives_(natives), roots_(std::move(roots)), rule_(rule), rule_index_(rule_index) {
     mentions_ = root_mentions(rule, roots_);
     specificity_ = root_specificity(roots_);
     MatchOrder order(registry_, mentions_);
@@ -839,10 +887,29 @@ class Alternative {
               return Computed(!std::get<bool>(*operand));
             },
             [&](const BinaryExpr& e) { return binary(e); },
-            [&](const CallExpr& e) { return split_points(e); },  // extern predicates are rejected before
+            [&](const CallExpr& e) { return e.native != nullptr ? call_predicate(e) : split_points(e); },
             [](const auto&) -> std::optional<Computed> { return std::nullopt; },  // rejected before
         },
         expr.node);
+  }
+
+  // An extern predicate on matched values (sema: names bound on the left).
+  std::optional<Computed> call_predicate(const CallExpr& call) {
+    std::vector<Node*> operands;
+    for (const ExprPtr& operand : call.operands) {
+      operands.push_back(variable(std::get<VarExpr>(operand->node).name).node);
+    }
+    return Computed(natives_.at(call.native)->predicate(operands));
+  }
+
+  // An extern rewriter builds the replacement itself from the built operands; nullptr declines the rule.
+  Node* build_native(const CallExpr& call) {
+    std::vector<Node*> operands;
+    for (const ExprPtr& operand : call.operands) {
+      operands.push_back(build(*operand, nullptr));
+      if (operands.back() == nullptr) return nullptr;
+    }
+    return natives_.at(call.native)->rewriter(*rewriter_, operands);
   }
 
   // `split_indices(ws.shape[1])` or `split_indices(a, b, c)`: the running sums of the sizes without the total.
@@ -1130,7 +1197,7 @@ class Alternative {
                                                                : first_known_dtype({regs_[0]});
                             return rewriter_->scalar(e.value, dtype);
                           },
-                          [&](const CallExpr& e) { return build_call(e); },
+                          [&](const CallExpr& e) { return e.native != nullptr ? build_native(e) : build_call(e); },
                           [&](const ItemExpr& e) -> Node* {
                             Node* tuple = build(*e.tuple, nullptr);
                             return tuple == nullptr ? nullptr : rewriter_->item(tuple, e.index);
@@ -1245,6 +1312,7 @@ class Alternative {
   }
 
   const OpRegistry& registry_;
+  const NativeBindings& natives_;  // the natives the rule's extern calls call
   PatternPtr pattern_;
   RootsAlternative roots_;  // a multi-root rule's alternative
   const Rule& rule_;
@@ -1311,7 +1379,8 @@ constexpr std::array<MatchFn, kMaxLivePasses> kTrampolines = make_trampolines(st
 class InterpretedPass {
  public:
   // `rules` are indices into pass.rules; the pass's rule table lists them in that order.
-  InterpretedPass(const AstFile& file, const Pass& pass, const std::vector<size_t>& rules) {
+  InterpretedPass(const AstFile& file, const Pass& pass, const std::vector<size_t>& rules,
+                  const NativeBindings& natives) {
     // The file's registry holds its `op` declarations, with the ids RuleInterpreter::create registered them under.
     const OpRegistry& registry = file.op_registry ? *file.op_registry : OpRegistry::global();
     name_ = pass.name;
@@ -1327,14 +1396,14 @@ class InterpretedPass {
       rule_infos_.push_back(RuleInfo{rule.name, locations_[i]});
       if (rule.kind == Rule::Kind::MultiRoot) {
         for (RootsAlternative& roots : expand_root_alternatives(rule)) {
-          alternatives_.push_back(std::make_unique<Alternative>(registry, std::move(roots), rule, i));
+          alternatives_.push_back(std::make_unique<Alternative>(registry, natives, std::move(roots), rule, i));
         }
         continue;
       }
       // A partition pass visits users first, so that each match is as large as it can be.
       if (rule.kind == Rule::Kind::Partition) order = VisitOrder::UsersFirst;
       for (PatternPtr& pattern : expand_alternatives(*rule.lhs)) {
-        alternatives_.push_back(std::make_unique<Alternative>(registry, std::move(pattern), rule, i));
+        alternatives_.push_back(std::make_unique<Alternative>(registry, natives, std::move(pattern), rule, i));
       }
     }
     // The rule order (docs/semantics.md): higher priority first, then the more specific, then declaration order.
@@ -1426,16 +1495,19 @@ namespace {
 int match_slot(size_t slot, Rewriter& rewriter, Node* root) { return live_passes[slot]->match(rewriter, root); }
 
 // What stops the interpreter from running `rule`, if anything.
-std::optional<Unsupported> unsupported(const Rule& rule) {
-  SupportCheck check;
-  for (const RootDecl& root : rule.roots) {
-    if (root.guard != nullptr) check.expr(*root.guard);
-  }
-  if (rule.guard != nullptr) check.expr(*rule.guard);
-  for (const LetBinding& let : rule.lets) check.expr(*let.value);
-  if (rule.rhs != nullptr) check.expr(*rule.rhs);
-  for (const RootRewrite& rewrite : rule.rewrites) check.expr(*rewrite.value);
+std::optional<Unsupported> unsupported(const Rule& rule, const NativeRegistry& natives) {
+  SupportCheck check(natives);
+  check.rule(rule);
   return check.found;
+}
+
+// The natives that stand for the file's externs (those that fit their declaration).
+NativeBindings bind_natives(const AstFile& file, const NativeRegistry& natives) {
+  NativeBindings bindings;
+  for (const ExternDecl& decl : file.externs) {
+    if (!native_mismatch(decl, natives)) bindings.emplace(&decl, natives.find(decl.name));
+  }
+  return bindings;
 }
 
 // Registers the file's `op` declarations in the process's registry, as the generated code does before main: the
@@ -1461,36 +1533,50 @@ bool register_declared_ops(const AstFile& file, DiagnosticEngine& diags) {
 }
 }  // namespace
 
-std::unique_ptr<RuleInterpreter> RuleInterpreter::create(const AstFile& file, DiagnosticEngine& diags) {
+std::unique_ptr<RuleInterpreter> RuleInterpreter::create(const AstFile& file, DiagnosticEngine& diags,
+                                                         const NativeRegistry& natives) {
   bool ok = true;
+  // Without natives, each rule calling an extern is the error (as before natives could be loaded); with natives,
+  // each extern no native fits is, at its declaration, once.
+  SupportCheck check(natives);
   for (const Pass& pass : file.passes) {
     for (const Rule& rule : pass.rules) {
-      if (std::optional<Unsupported> problem = unsupported(rule)) {
-        diags.error(problem->loc, "rule '" + rule.name + "' cannot be interpreted: " + problem->what);
-        ok = false;
+      check.found.reset();
+      check.rule(rule);
+      if (check.found && natives.empty()) {
+        diags.error(check.found->loc, "rule '" + rule.name + "' cannot be interpreted: " + check.found->what);
       }
+      ok = ok && !check.found;
+    }
+  }
+  if (!natives.empty()) {
+    for (const ExternDecl& decl : file.externs) {
+      if (std::find(check.unresolved.begin(), check.unresolved.end(), &decl) == check.unresolved.end()) continue;
+      diags.error(decl.name_loc, *native_mismatch(decl, natives));
     }
   }
   if (!ok || !register_declared_ops(file, diags)) return nullptr;
-  std::unique_ptr<RuleInterpreter> interpreter(new RuleInterpreter(file));
+  std::unique_ptr<RuleInterpreter> interpreter(new RuleInterpreter(file, natives));
   for (const Pass& pass : file.passes) {
     std::vector<size_t> rules(pass.rules.size());
     for (size_t i = 0; i < rules.size(); ++i) rules[i] = i;
-    interpreter->passes_.push_back(std::make_unique<InterpretedPass>(file, pass, rules));
+    interpreter->passes_.push_back(std::make_unique<InterpretedPass>(file, pass, rules, interpreter->natives_));
   }
   return interpreter;
 }
 
-std::optional<std::string> RuleInterpreter::unsupported_reason(const Rule& rule) {
-  if (std::optional<Unsupported> problem = unsupported(rule)) return problem->what;
+std::optional<std::string> RuleInterpreter::unsupported_reason(const Rule& rule, const NativeRegistry& natives) {
+  if (std::optional<Unsupported> problem = unsupported(rule, natives)) return problem->what;
   return std::nullopt;
 }
 
-std::unique_ptr<RuleInterpreter> RuleInterpreter::create_for_single_rules(const AstFile& file) {
-  return std::unique_ptr<RuleInterpreter>(new RuleInterpreter(file));
+std::unique_ptr<RuleInterpreter> RuleInterpreter::create_for_single_rules(const AstFile& file,
+                                                                          const NativeRegistry& natives) {
+  return std::unique_ptr<RuleInterpreter>(new RuleInterpreter(file, natives));
 }
 
-RuleInterpreter::RuleInterpreter(const AstFile& file) : file_(file) {}
+RuleInterpreter::RuleInterpreter(const AstFile& file, const NativeRegistry& natives)
+    : file_(file), natives_(bind_natives(file, natives)) {}
 RuleInterpreter::~RuleInterpreter() = default;
 
 std::vector<const PassDef*> RuleInterpreter::passes() const {
@@ -1544,7 +1630,8 @@ bool RuleInterpreter::resolve(const std::vector<std::string>& names, std::vector
 
 const PassDef& RuleInterpreter::single_rule_pass(size_t pass_index, size_t rule_index) {
   single_rule_.reset();
-  single_rule_ = std::make_unique<InterpretedPass>(file_, file_.passes.at(pass_index), std::vector<size_t>{rule_index});
+  single_rule_ = std::make_unique<InterpretedPass>(file_, file_.passes.at(pass_index), std::vector<size_t>{rule_index},
+                                                   natives_);
   return single_rule_->def();
 }
 

@@ -1,6 +1,7 @@
 # ctest script: installs the dpl build into a fresh prefix, builds examples/consumer against it with
 # find_package(dpl), runs it and compares its output with the expected file using the installed dpl-opt; then
-# builds the same rules as a MODULE plugin and runs them through the installed `dpl-opt --load`.
+# builds the same rules as a MODULE plugin and runs them through the installed `dpl-opt --load`, and a natives
+# library (dpl_add_natives_library) that the installed `dpl-opt --rules --natives` and `dplc --natives` load.
 # Inputs (-D): DPL_BUILD_DIR, DPL_SOURCE_ROOT, WORK_DIR, GENERATOR, CXX_COMPILER.
 cmake_minimum_required(VERSION 3.25)
 
@@ -91,6 +92,8 @@ file(WRITE "${plugin_source}/CMakeLists.txt" "cmake_minimum_required(VERSION 3.2
 project(dpl_plugin LANGUAGES CXX)
 find_package(dpl 0.1 CONFIG REQUIRED)
 dpl_add_pass_library(strength_plugin RULES \"${consumer_source}/strength.dpl\" MODULE)
+dpl_add_natives_library(test_natives SOURCES \"${DPL_SOURCE_ROOT}/tests/natives/natives.cpp\")
+target_include_directories(test_natives PRIVATE \"${DPL_SOURCE_ROOT}/tests/compiler/run\")
 ")
 run_step("configuring the plugin project" "${CMAKE_COMMAND}" -S "${plugin_source}" -B "${plugin_build}"
   -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_PREFIX_PATH=${prefix}")
@@ -99,4 +102,13 @@ run_step("installed dpl-opt --load" "${prefix}/bin/dpl-opt" --load "${plugin_bui
   -p consumer_strength "${consumer_source}/strength.input.relax" -o "${WORK_DIR}/plugin.output.relax")
 run_step("comparing the plugin's result with strength.expected.relax" "${prefix}/bin/dpl-opt"
   --equal "${WORK_DIR}/plugin.output.relax" "${consumer_source}/strength.expected.relax")
-message(STATUS "consumer built against ${prefix} and produced the expected result; so did a plugin")
+set(natives_dir "${DPL_SOURCE_ROOT}/tests/natives")
+run_step("installed dpl-opt --rules --natives" "${prefix}/bin/dpl-opt" --rules "${natives_dir}/natives_rules.dpl"
+  --natives "${plugin_build}/libtest_natives.so" "${natives_dir}/natives_rules.input.relax"
+  -o "${WORK_DIR}/natives.output.relax")
+run_step("comparing the interpreted result with natives_rules.expected.relax" "${prefix}/bin/dpl-opt"
+  --equal "${WORK_DIR}/natives.output.relax" "${natives_dir}/natives_rules.expected.relax")
+run_step("installed dplc --natives --test" "${prefix}/bin/dplc" --natives "${plugin_build}/libtest_natives.so"
+  --test "${natives_dir}/natives_rules.dpl")
+expect("the rule test to pass, got: ${step_out}" step_out MATCHES "PASS flips")
+message(STATUS "consumer built against ${prefix} and produced the expected result; so did a plugin and natives")

@@ -3,30 +3,17 @@
 // rules the interpreter cannot run.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
+
+#include "../common/run_command.h"
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Outcome = dpl::testing::CommandOutcome;
 
-Outcome dpl_opt(const std::string& args) {
-  Outcome outcome;
-  FILE* pipe = popen((std::string(DPL_OPT_PATH) + " " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) outcome.output.append(buffer, n);
-  const int status = pclose(pipe);
-  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
-  return outcome;
-}
+Outcome dpl_opt(const std::string& args) { return dpl::testing::run_command(std::string(DPL_OPT_PATH) + " " + args); }
 
 const std::string kSeed000 = std::string(DPL_EXAMPLES_DIR) + "/seed000/";
 

@@ -1,6 +1,4 @@
 // dpl-opt: applies the compiled passes linked into it to TVMScript Relax files, lists them, compares two files.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -15,8 +13,10 @@
 #include "dpl/compiler/rule_interpreter.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/natives.h"
 #include "dpl/support/diagnostics.h"
 #include "dpl/support/file_output.h"
+#include "dpl/support/shared_library.h"
 #include "dpl/text/dot.h"
 #include "dpl/text/tvmscript.h"
 
@@ -82,17 +82,15 @@ bool resolve_passes(const std::vector<std::string>& names, std::vector<const dpl
 
 // Loads pass plugins built with dpl_add_pass_library(... MODULE). Their passes register themselves into this
 // process's registry from static initializers as dlopen runs them; the plugin resolves the runtime's symbols from
-// dpl-opt (built with ENABLE_EXPORTS), so there is one registry. RTLD_NOW reports a missing symbol here rather
-// than at the first call; RTLD_GLOBAL lets a later plugin use what an earlier one defines. Plugins stay loaded.
+// dpl-opt (built with ENABLE_EXPORTS), so there is one registry. Plugins stay loaded.
 size_t registered_count() { return dpl::PassRegistry::all().size() + dpl::PassRegistry::all_pipelines().size(); }
 
 bool load_plugins(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     const size_t registered_before = registered_count();
-    // dlopen looks a name without a slash up in the library search path; on the command line it means a file.
-    const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-    if (dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      print_error(fmt::format("cannot load plugin: {}", dlerror()));
+    std::string error;
+    if (!dpl::load_shared_library(path, error)) {
+      print_error(fmt::format("cannot load plugin: {}", error));
       return false;
     }
     if (registered_count() == registered_before) {
@@ -100,6 +98,18 @@ bool load_plugins(const std::vector<std::string>& paths) {
                               "<target> RULES ... MODULE); one already known by the same name is not registered "
                               "again)",
                               path));
+      return false;
+    }
+  }
+  return true;
+}
+
+// Loads natives libraries (dpl_add_natives_library()) for the externs of --rules files, the same way.
+bool load_natives(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    std::string error;
+    if (!dpl::load_natives(path, error)) {
+      print_error(error);
       return false;
     }
   }
@@ -223,8 +233,8 @@ int rewrite_file(const RewriteOptions& options) {
 int main(int argc, char** argv) {
   CLI::App app{
       "dpl-opt: apply compiled dpl passes to a TVMScript Relax file.\n"
-      "Exit codes: 0 success, 1 input error (bad IR, unknown pass, pass failure, files differ, plugin that cannot "
-      "be loaded or registers no pass), 2 usage error."};
+      "Exit codes: 0 success, 1 input error (bad IR, unknown pass, pass failure, files differ, plugin or natives "
+      "library that cannot be loaded or registers nothing), 2 usage error."};
   RewriteOptions options;
   std::vector<std::string> equal_files;
   bool list = false;
@@ -253,6 +263,12 @@ int main(int argc, char** argv) {
                  "Load a pass plugin (a MODULE library from dpl_add_pass_library) before anything else; repeatable")
       ->allow_extra_args(false)
       ->type_name("PLUGIN.so");
+  std::vector<std::string> natives_paths;
+  app.add_option("--natives", natives_paths,
+                 "With --rules: load a natives library (dpl_add_natives_library) whose functions the file's extern "
+                 "predicates and rewriters name; repeatable")
+      ->allow_extra_args(false)
+      ->type_name("LIB.so");
   auto* list_flag = app.add_flag("--list-passes", list, "List the linked and loaded passes (name, source, rules, description) and pipelines");
   auto* equal_option =
       app.add_option("--equal", equal_files, "Exit 0 when the two files are structurally equal, else 1 and say where")
@@ -273,7 +289,11 @@ int main(int argc, char** argv) {
     print_error("--list-passes and --equal take no input file or rewrite options");
     return kUsageError;
   }
-  if (!load_plugins(plugin_paths)) return kInputError;
+  if (!natives_paths.empty() && options.rules.empty()) {
+    print_error("--natives needs --rules (compiled passes have their natives compiled in)");
+    return kUsageError;
+  }
+  if (!load_plugins(plugin_paths) || !load_natives(natives_paths)) return kInputError;
   if (list) {
     list_passes();
     return kOk;

@@ -5,6 +5,7 @@
 // the same rule on the same match and builds the same replacement.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -16,25 +17,34 @@
 #include "dpl/compiler/ast.h"
 #include "dpl/compiler/compile.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/natives.h"
 #include "dpl/support/diagnostics.h"
 
 namespace dpl::compiler {
 
 class InterpretedPass;
 
+// The natives that stand for a file's extern declarations (a native of the same name, kind and arity).
+using NativeBindings = std::map<const ExternDecl*, const NativeFunction*>;
+
 class RuleInterpreter {
  public:
   // Prepares every pass of `file` (checked by compile(); it must outlive the interpreter): rewrite, partition,
   // multi-root and group rules, composite(...) patterns. The file's `op` declarations are registered in the
   // process's OpRegistry (as a compiled pass library registers them before main), so that IR read afterwards may
-  // use them. A rule the interpreter cannot run (extern predicates and rewriters need native code) is an error at
-  // the rule; then the result is null.
-  static std::unique_ptr<RuleInterpreter> create(const AstFile& file, DiagnosticEngine& diags);
-  // Why `rule` cannot be interpreted (what create() reports), or nothing when it can.
-  static std::optional<std::string> unsupported_reason(const Rule& rule);
+  // use them. Extern predicates and rewriters call the natives of `natives` of their name (looked up here, once):
+  // when `natives` is empty, each rule calling an extern is an error at the rule (it needs native code); else
+  // each extern without a native of its name, kind and arity is an error at its declaration. On any error the
+  // result is null.
+  static std::unique_ptr<RuleInterpreter> create(const AstFile& file, DiagnosticEngine& diags,
+                                                 const NativeRegistry& natives = NativeRegistry::global());
+  // Why `rule` cannot be interpreted with `natives` (what create() reports), or nothing when it can.
+  static std::optional<std::string> unsupported_reason(const Rule& rule,
+                                                       const NativeRegistry& natives = NativeRegistry::global());
   // An interpreter without passes, for single_rule_pass() on the rules unsupported_reason() accepts: dplc --verify
   // checks those rules even in files where others cannot be interpreted.
-  static std::unique_ptr<RuleInterpreter> create_for_single_rules(const AstFile& file);
+  static std::unique_ptr<RuleInterpreter> create_for_single_rules(
+      const AstFile& file, const NativeRegistry& natives = NativeRegistry::global());
   ~RuleInterpreter();
   RuleInterpreter(const RuleInterpreter&) = delete;
   RuleInterpreter& operator=(const RuleInterpreter&) = delete;
@@ -57,9 +67,10 @@ class RuleInterpreter {
   const PassDef& single_rule_pass(size_t pass_index, size_t rule_index);
 
  private:
-  explicit RuleInterpreter(const AstFile& file);
+  RuleInterpreter(const AstFile& file, const NativeRegistry& natives);
 
   const AstFile& file_;
+  NativeBindings natives_;
   std::vector<std::unique_ptr<InterpretedPass>> passes_;
   std::unique_ptr<InterpretedPass> single_rule_;
 };
