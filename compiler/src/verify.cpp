@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <any>
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -135,21 +135,65 @@ std::optional<PartitionRef> find_partition(const AstFile& file, const std::strin
 // them (then any other unary op of the path).
 const std::vector<OpId> kPreferredPathOps = {op::nn_relu, op::exp, op::negative};
 
+// The value names `pattern` binds or refers to (variables, bindings, named parameters), in any alternative.
+void collect_value_names(const Pattern& pattern, std::set<std::string>& names) {
+  if (const auto* var = std::get_if<VarPattern>(&pattern.node)) names.insert(var->name);
+  if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) names.insert(bind->name);
+  if (const auto* param = std::get_if<ParamPattern>(&pattern.node); param != nullptr && param->name) {
+    names.insert(*param->name);
+  }
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { collect_value_names(sub, names); });
+}
+
+// The names more than one root of a multi-root rule's alternative uses (`x` of the QKV rule).
+std::set<std::string> names_in_several_roots(const Rule& rule, const RootsAlternative& roots) {
+  std::set<std::string> seen;
+  std::set<std::string> several;
+  for (size_t r = 0; r < rule.roots.size(); ++r) {
+    std::set<std::string> names = {rule.roots[r].name};
+    for (const PatternPtr& pattern : roots.roots[r]) collect_value_names(*pattern, names);
+    for (const std::string& name : names) {
+      if (!seen.insert(name).second) several.insert(name);
+    }
+  }
+  return several;
+}
+
+// Which alternatives a group's members take: the first member's is a choice (the first that gives an instance),
+// unless `every_member` fixes it for all; with `mixed`, member k takes the one k places after the first member's
+// (cyclically).
+struct GroupAlternatives {
+  std::optional<size_t> every_member;
+  bool mixed = false;
+};
+
+// How the siblings of a multi-root rule's instance (a group's members, the single roots) take their shapes. The
+// leaves of one sibling that no other sibling shares (a member's or a root's own weight) are its private leaves.
+struct SiblingShapes {
+  // Private leaves and constants prefer shapes whose extents differ from each other, so that a rule reading the
+  // wrong dimension of a weight (`w.shape[0]` for `w.shape[1]`) shows.
+  bool distinct_extents = false;
+  // Sibling k > 0 first tries the shapes of the first sibling's private leaves with every extent that no shared
+  // value has widened by 4k (weights of 8, 12, 16 columns), so that a rule assuming equal siblings (an
+  // equal-sections split) shows: real models have them (TinyLlama's q projection is 2048 wide, k and v 256).
+  bool vary = false;
+  GroupAlternatives alternatives;
+};
+
 // Builds one instance of an alternative-free left-hand side (or of the roots of a multi-root rule) as a function,
 // taking every open decision (leaf shapes and dtypes, reshape and broadcast targets, unwritten permutations,
 // constants, a group member's alternative, the region of a dominator pattern) from `choices`. Deterministic in the
 // choices, so building twice with the same choices gives two identical functions.
 class InstanceBuilder {
  public:
-  // `distinct_member_extents`: a group member's leaves and constants prefer shapes whose extents differ from
-  // each other, so that a rule reading the wrong dimension of a weight (`w.shape[0]` for `w.shape[1]`) shows.
-  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, bool distinct_member_extents)
-      : choices_(choices), file_(file), function_(function), distinct_member_extents_(distinct_member_extents) {}
+  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, SiblingShapes siblings)
+      : choices_(choices), file_(file), function_(function), siblings_(siblings) {}
 
   // The roots of one alternative of a multi-root rule, in order, each a node of the same function (a name bound
   // by an earlier root is the same node in a later one); a group root gets `members` members. A name first bound
   // inside a group is a list, one value per member, so each member binds it afresh. Empty on failure.
   std::vector<Node*> build_roots(const Rule& rule, const RootsAlternative& roots, size_t members) {
+    const std::set<std::string> names_of_several_roots = names_in_several_roots(rule, roots);
     std::vector<Node*> nodes;
     for (size_t r = 0; r < rule.roots.size(); ++r) {
       const RootDecl& decl = rule.roots[r];
@@ -162,9 +206,25 @@ class InstanceBuilder {
                                         : MemberChoices::Replay;
         replayed_ = 0;
         if (member == 0) recorded_.clear();
-        const Pattern& pattern = *patterns[decl.group ? pick_index(patterns.size()) : 0];
-        Node* node = build_named(decl.name, pattern);
+        sibling_ = decl.group ? member : r;
+        single_root_ = !decl.group;
+        shared_names_.clear();
+        if (decl.group) {
+          for (const auto& [name, value] : outer) shared_names_.insert(name);
+        } else {
+          shared_names_ = names_of_several_roots;
+        }
+        size_t alternative = 0;
+        if (decl.group) {
+          const GroupAlternatives& alternatives = siblings_.alternatives;
+          alternative = alternatives.every_member ? *alternatives.every_member % patterns.size()
+                                                  : pick_index(patterns.size());
+          if (alternatives.mixed) alternative = (alternative + member) % patterns.size();
+        }
+        in_sibling_ = true;
+        Node* node = build_named(decl.name, *patterns[alternative]);
         member_choices_ = MemberChoices::Free;
+        in_sibling_ = false;
         if (decl.group) values_ = std::move(outer);
         if (node == nullptr) return {};
         nodes.push_back(node);
@@ -323,24 +383,40 @@ class InstanceBuilder {
     if (type != nullptr && type->shape) {
       for (const DimPattern& dim : *type->shape) extents.push_back(dim_extent(dim));
     } else {
-      extents = pick(leaf_shapes());
+      // A sibling's leaf is private unless another sibling uses its name (a group's members share no leaf).
+      const bool private_leaf = in_sibling_ && (name.empty() || shared_names_.count(name) == 0);
+      extents = pick_leaf_shape(leaf_shapes(private_leaf), private_leaf);
     }
-    DType dtype = type != nullptr && type->dtype ? *type->dtype : pick(kLeafDtypes);
+    DType dtype = type != nullptr && type->dtype ? *type->dtype : pick(leaf_dtypes());
     std::string param_name = name.empty() ? fmt::format("arg{}", function_.params().size()) : name;
     std::vector<Dim> dims = fixed_dims(extents);
     return function_.add_param(param_name, Type::tensor(dtype, dims));
   }
 
+  // kLeafDtypes, the dtype of the operands built before a leaf built after them (build_call) first.
+  std::vector<DType> leaf_dtypes() const {
+    std::vector<DType> dtypes = kLeafDtypes;
+    if (sibling_operand_dtype_) {
+      std::erase(dtypes, *sibling_operand_dtype_);
+      dtypes.insert(dtypes.begin(), *sibling_operand_dtype_);
+    }
+    return dtypes;
+  }
+
   // The shapes the instance has so far (the latest first: an elementwise sibling), then vectors of their channel
-  // (axis 1) and last extents (biases, norm scales), then of their other extents, then kLeafShapes.
-  std::vector<std::vector<int64_t>> leaf_shapes() const {
+  // (axis 1) and last extents (biases, norm scales), then of their other extents, then kLeafShapes. A leaf built
+  // after its call's other operands (build_call) takes only their shapes, vectors of their extents or a scalar:
+  // it must fit them, and fewer options keep the search over the rest of the instance short.
+  std::vector<std::vector<int64_t>> leaf_shapes(bool private_leaf) const {
     std::vector<std::vector<int64_t>> shapes;
     auto add = [&](std::vector<int64_t> shape) {
       if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
     };
-    std::vector<std::vector<int64_t>> built;
-    for (auto node = function_.nodes().rbegin(); node != function_.nodes().rend(); ++node) {
-      if (std::optional<std::vector<int64_t>> extents = static_extents((*node)->type())) built.push_back(*extents);
+    std::vector<std::vector<int64_t>> built = sibling_operand_shapes_;
+    if (built.empty()) {
+      for (auto node = function_.nodes().rbegin(); node != function_.nodes().rend(); ++node) {
+        if (std::optional<std::vector<int64_t>> extents = static_extents((*node)->type())) built.push_back(*extents);
+      }
     }
     for (const auto& extents : built) add(extents);
     for (const auto& extents : built) {
@@ -350,11 +426,68 @@ class InstanceBuilder {
     for (const auto& extents : built) {
       for (int64_t extent : extents) add({extent});
     }
-    for (const auto& extents : kLeafShapes) add(extents);
-    if (distinct_member_extents_ && member_choices_ != MemberChoices::Free) {
+    if (sibling_operand_shapes_.empty()) {
+      for (const auto& extents : kLeafShapes) add(extents);
+    } else {
+      add({1});
+      add({});
+    }
+    if (siblings_.distinct_extents && private_leaf) {
       std::stable_partition(shapes.begin(), shapes.end(), has_distinct_extents);
     }
     return shapes;
+  }
+
+  // The shape of a leaf or constant. With SiblingShapes::vary, a later group member takes the first member's
+  // shape widened, and a later single root's private leaf tries the shape of the same leaf of an earlier root
+  // (the j-th private leaf of both) widened first.
+  std::vector<int64_t> pick_leaf_shape(std::vector<std::vector<int64_t>> options, bool private_leaf) {
+    if (!private_leaf) return pick(options);
+    if (std::optional<std::vector<int64_t>> widened = widened_replay(options, true)) return *widened;
+    if (!single_root_) return pick(options);
+    std::vector<std::vector<int64_t>>& mine = root_private_shapes_[sibling_];
+    for (size_t earlier = 0; siblings_.vary && earlier < sibling_; ++earlier) {
+      const std::vector<std::vector<int64_t>>& theirs = root_private_shapes_[earlier];
+      if (theirs.size() <= mine.size()) continue;
+      std::vector<int64_t> widened = widen(theirs[mine.size()], sibling_ - earlier);
+      std::erase(options, widened);
+      options.insert(options.begin(), std::move(widened));
+      break;
+    }
+    mine.push_back(pick(options));
+    return mine.back();
+  }
+
+  // A later group member's replay of a shape the first member picked, widened (SiblingShapes::vary); a shape
+  // that is not a leaf's only when it is one of `options`. Nothing when the shape has no extent to widen.
+  std::optional<std::vector<int64_t>> widened_replay(const std::vector<std::vector<int64_t>>& options,
+                                                     bool any_shape) {
+    if (!siblings_.vary || member_choices_ != MemberChoices::Replay || replayed_ >= recorded_.size()) {
+      return std::nullopt;
+    }
+    const auto* recorded = std::any_cast<std::vector<int64_t>>(&recorded_[replayed_]);
+    if (recorded == nullptr) return std::nullopt;
+    std::vector<int64_t> widened = widen(*recorded, sibling_);
+    if (widened == *recorded) return std::nullopt;
+    if (!any_shape && std::find(options.begin(), options.end(), widened) == options.end()) return std::nullopt;
+    ++replayed_;
+    return widened;
+  }
+
+  // `extents` with every extent no shared value has (unit axes aside: they broadcast) widened by 4 per step.
+  std::vector<int64_t> widen(std::vector<int64_t> extents, size_t steps) const {
+    std::set<int64_t> shared;
+    for (const std::string& name : shared_names_) {
+      auto found = values_.find(name);
+      if (found == values_.end()) continue;
+      if (std::optional<std::vector<int64_t>> value_extents = static_extents(found->second->type())) {
+        shared.insert(value_extents->begin(), value_extents->end());
+      }
+    }
+    for (int64_t& extent : extents) {
+      if (extent > 1 && shared.count(extent) == 0) extent += 4 * static_cast<int64_t>(steps);
+    }
+    return extents;
   }
 
   static bool has_distinct_extents(const std::vector<int64_t>& extents) {
@@ -378,9 +511,9 @@ class InstanceBuilder {
     // shapes (a weight).
     double base = pick(kConstantValues);
     if (base == kConstantValues.front()) base += 0.0625 * static_cast<double>(constants_++);
-    std::vector<std::vector<int64_t>> shapes = leaf_shapes();
+    std::vector<std::vector<int64_t>> shapes = leaf_shapes(in_sibling_);
     shapes.insert(shapes.begin(), std::vector<int64_t>{});
-    literal.shape = pick(shapes);
+    literal.shape = pick_leaf_shape(std::move(shapes), in_sibling_);
     int64_t elements = 1;
     for (int64_t extent : literal.shape) elements *= extent;
     for (int64_t i = 0; i < elements; ++i) literal.values.push_back(base - 0.125 * static_cast<double>(i % 7));
@@ -395,10 +528,12 @@ class InstanceBuilder {
       fields.push_back(node);
     }
     // `(a, ...)`, `(parts...)`: one field more (so that the rest is not always empty), or two or three (a guard
-    // `parts.count == 2`); a later field prefers the shape of the one before it.
+    // `parts.count == 2`); a later field prefers the shape of the one before it, then is that field itself (a
+    // value listed twice, as in TinyLlama's cosine table `concat((f, f), axis=-1)`).
     const size_t rest_fields = tuple.rest ? pick(kRestFieldCounts) : 0;
     for (size_t i = 0; i < rest_fields; ++i) {
-      Node* node = leaf("", nullptr);
+      const bool repeat = !fields.empty() && pick_index(2) == 1;
+      Node* node = repeat ? fields.back() : leaf("", nullptr);
       if (node == nullptr) return nullptr;
       fields.push_back(node);
     }
@@ -491,7 +626,8 @@ class InstanceBuilder {
       widened.insert(widened.end(), extents->begin(), extents->end());
       targets.push_back(widened);
     }
-    return function_.add_shape(fixed_dims(pick(targets)));
+    std::optional<std::vector<int64_t>> widened = widened_replay(targets, false);
+    return function_.add_shape(fixed_dims(widened ? *widened : pick(targets)));
   }
 
   // Permutations tried for a permute_dims whose axes the pattern does not fix: the default (reverse), swap the
@@ -517,29 +653,66 @@ class InstanceBuilder {
     return std::holds_alternative<WildcardPattern>(pattern.node) || std::holds_alternative<VarPattern>(pattern.node);
   }
 
+  static bool has_shaped_type(const Pattern& pattern) {
+    if (const auto* type = std::get_if<TypePattern>(&pattern.node); type != nullptr && type->shape) return true;
+    bool found = false;
+    for_each_sub_pattern(pattern, [&](const Pattern& sub) { found = found || has_shaped_type(sub); });
+    return found;
+  }
+
+  // When an operand of a call holds a type pattern with a shape, the operands that are bare leaves are built
+  // last, so that they can take shapes fitting it (grouped-query attention's untyped query must agree with its
+  // key, typed (b, kv_heads, s, dk)).
+  static bool defers_leaf_operands(const CallPattern& call, bool takes_shape) {
+    return !takes_shape && std::any_of(call.operands.begin(), call.operands.end(),
+                                       [](const PatternPtr& operand) { return has_shaped_type(*operand); });
+  }
+
+  static std::vector<size_t> operand_build_order(const CallPattern& call, bool defers_leaves) {
+    std::vector<size_t> order(call.operands.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (defers_leaves) {
+      std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !is_leaf(*call.operands[i]); });
+    }
+    return order;
+  }
+
   Node* build_call(const CallPattern& call) {
     if (call.composite) return build_composite(*call.composite);
     if (call.ops.size() != 1) return fail("a call with op alternatives was not expanded");
     const OpInfo& info = OpRegistry::global().get(call.ops.front().id);
     bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to;
-    std::vector<Node*> operands;
-    for (size_t i = 0; i < call.operands.size(); ++i) {
+    std::vector<Node*> operands(call.operands.size(), nullptr);
+    const bool defers_leaves = defers_leaf_operands(call, takes_shape);
+    for (size_t i : operand_build_order(call, defers_leaves)) {
       const Pattern& operand = *call.operands[i];
       Node* node = nullptr;
+      // A leaf built after operands written after it takes their shapes (the query the key's) and dtype.
+      if (defers_leaves && is_leaf(operand)) {
+        for (const Node* built : operands) {
+          if (built == nullptr) continue;
+          if (std::optional<std::vector<int64_t>> extents = static_extents(built->type())) {
+            sibling_operand_shapes_.push_back(*extents);
+            if (!sibling_operand_dtype_) sibling_operand_dtype_ = built->type()->dtype();
+          }
+        }
+      }
       bool open_shape = takes_shape && i == 1 && is_leaf(operand);
       if (open_shape) {
         const auto* var = std::get_if<VarPattern>(&operand.node);
         if (var != nullptr && values_.count(var->name) != 0) {
           node = values_[var->name];
         } else {
-          node = shape_operand(info.id, operands.empty() ? nullptr : operands.front());
+          node = shape_operand(info.id, operands.front());
           if (var != nullptr && node != nullptr) values_[var->name] = node;
         }
       } else {
         node = build(operand);
       }
+      sibling_operand_shapes_.clear();
+      sibling_operand_dtype_.reset();
       if (node == nullptr) return nullptr;
-      operands.push_back(node);
+      operands[i] = node;
     }
     // `f(a, ...)`: as many more operands as the op needs at least.
     while (call.rest && operands.size() < static_cast<size_t>(std::max(info.min_operands, 0))) {
@@ -582,7 +755,14 @@ class InstanceBuilder {
   std::vector<DominatorFrame> dominators_;  // the dominator patterns whose child is being built, innermost last
   enum class MemberChoices : uint8_t { Free, Record, Replay };
   MemberChoices member_choices_ = MemberChoices::Free;
-  bool distinct_member_extents_;
+  SiblingShapes siblings_;
+  bool in_sibling_ = false;   // building a root of a multi-root rule (a group member or a single root)
+  bool single_root_ = false;  // ... a single root
+  size_t sibling_ = 0;        // the member's index in its group, or the single root's index
+  std::set<std::string> shared_names_;  // the names whose values the sibling being built shares with others
+  std::map<size_t, std::vector<std::vector<int64_t>>> root_private_shapes_;  // per single root, in build order
+  std::vector<std::vector<int64_t>> sibling_operand_shapes_;  // see build_call
+  std::optional<DType> sibling_operand_dtype_;
   std::vector<std::any> recorded_;  // the picks of a group's first member
   size_t replayed_ = 0;
   std::vector<PartitionRef> partitions_;
@@ -599,7 +779,7 @@ struct InstanceSpec {
   const Rule* rule = nullptr;  // multi-root
   const RootsAlternative* roots = nullptr;
   size_t group_members = 2;
-  bool distinct_member_extents = false;  // see InstanceBuilder
+  SiblingShapes siblings;
 };
 
 // Builds the instance `choices` describe into a fresh module whose function `main` returns the left-hand side's
@@ -609,7 +789,7 @@ std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const Insta
                                        ChoiceSequence& choices, std::string& error) {
   auto module = std::make_unique<Module>();
   Function& function = module->add_function("main");
-  InstanceBuilder builder(choices, interpreter.file(), function, spec.distinct_member_extents);
+  InstanceBuilder builder(choices, interpreter.file(), function, spec.siblings);
   Node* output = nullptr;
   if (spec.rule != nullptr) {
     std::vector<Node*> roots = builder.build_roots(*spec.rule, *spec.roots, spec.group_members);
@@ -784,42 +964,82 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
   return verdict;
 }
 
-// Group sizes a multi-root rule with a group root is checked with, on separate searches.
-constexpr std::array<size_t, 2> kGroupMembers = {2, 3};
+// The searches a multi-root rule is checked with, in order, until one finds an instance the rule rewrites: first
+// siblings of different widths with non-square private leaves (a rule reading the wrong dimension or assuming
+// equal siblings shows), then for a group members of one shape with non-square leaves, then any shapes.
+const std::vector<SiblingShapes> kGroupSearches = {{true, true, {}}, {true, false, {}}, {}};
+const std::vector<SiblingShapes> kSingleRootSearches = {{true, true, {}}, {}};
 
-// A rule with a group root is checked once per size of kGroupMembers: unsound when one instance is, verified when
-// one is and none is unsound. Each size is searched with the members' shapes of distinct extents preferred, and
-// when that finds no instance, with the shapes of the rest of the instance preferred.
+// Runs the searches in order until one finds an instance the rule rewrites. The declined replacement reported is
+// the first search's that had one: the varied shapes are where a misfit shows.
+RuleVerdict search_in_turn(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
+                           const std::vector<SiblingShapes>& searches, const GroupAlternatives& alternatives,
+                           const VerifyOptions& options) {
+  RuleVerdict verdict;
+  std::string declined;
+  for (SiblingShapes siblings : searches) {
+    siblings.alternatives = alternatives;
+    spec.siblings = siblings;
+    verdict = check_instances(interpreter, pass_index, rule_index, spec, options);
+    if (declined.empty()) declined = verdict.declined;
+    if (verdict.kind != RuleVerdict::Kind::NotVerified) break;
+  }
+  verdict.declined = declined;
+  return verdict;
+}
+
+// One check of a rule with a group root: the number of members and the alternatives they take.
+struct GroupCheck {
+  size_t members;
+  GroupAlternatives alternatives;
+  std::string label() const {
+    if (alternatives.mixed) return fmt::format("{} group members of different alternatives", members);
+    if (alternatives.every_member) {
+      return fmt::format("{} group members of alternative {}", members, *alternatives.every_member + 1);
+    }
+    return fmt::format("{} group members", members);
+  }
+};
+
+// A rule with a group root is checked with 2 members and, on a separate search, with 3; when a group has
+// alternatives, also with 2 members of each later alternative (the searches above take the first that gives an
+// instance) and with 2 members taking different ones. Unsound when one instance is, verified when one is and none
+// is unsound.
 RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
                               const VerifyOptions& options) {
-  const bool has_group = spec.rule != nullptr && std::any_of(spec.rule->roots.begin(), spec.rule->roots.end(),
-                                                             [](const RootDecl& root) { return root.group; });
-  if (!has_group) return check_instances(interpreter, pass_index, rule_index, spec, options);
+  if (spec.rule == nullptr) return check_instances(interpreter, pass_index, rule_index, spec, options);
+  bool has_group = false;
+  size_t group_alternatives = 1;
+  for (size_t r = 0; r < spec.rule->roots.size(); ++r) {
+    if (!spec.rule->roots[r].group) continue;
+    has_group = true;
+    group_alternatives = std::max(group_alternatives, spec.roots->roots[r].size());
+  }
+  if (!has_group) {
+    return search_in_turn(interpreter, pass_index, rule_index, spec, kSingleRootSearches, {}, options);
+  }
+  std::vector<GroupCheck> checks = {{2, {}}, {3, {}}};
+  for (size_t alternative = 1; alternative < group_alternatives; ++alternative) {
+    checks.push_back({2, {alternative, false}});
+  }
+  if (group_alternatives > 1) checks.push_back({2, {std::nullopt, true}});
   RuleVerdict combined;
   std::string verified_shapes;
-  for (size_t members : kGroupMembers) {
-    spec.group_members = members;
-    RuleVerdict verdict;
-    std::string declined;  // kept from the distinct-extents search, which is where a misfit shows
-    for (bool distinct : {true, false}) {
-      spec.distinct_member_extents = distinct;
-      verdict = check_instances(interpreter, pass_index, rule_index, spec, options);
-      if (declined.empty()) declined = verdict.declined;
-      if (verdict.kind != RuleVerdict::Kind::NotVerified) break;
-    }
-    verdict.declined = declined;
-    const std::string with_members = fmt::format(" with {} group members", members);
-    if (!verdict.declined.empty()) verdict.declined += fmt::format(" ({} group members)", members);
+  for (const GroupCheck& check : checks) {
+    spec.group_members = check.members;
+    RuleVerdict verdict =
+        search_in_turn(interpreter, pass_index, rule_index, spec, kGroupSearches, check.alternatives, options);
+    if (!verdict.declined.empty()) verdict.declined += " (" + check.label() + ")";
     if (combined.declined.empty()) combined.declined = verdict.declined;
     switch (verdict.kind) {
       case RuleVerdict::Kind::Unsound:
-        verdict.detail += fmt::format(" ({} group members)", members);
+        verdict.detail += " (" + check.label() + ")";
         return verdict;
       case RuleVerdict::Kind::Verified:
-        verified_shapes += (verified_shapes.empty() ? "" : " and ") + verdict.detail + with_members;
+        verified_shapes += (verified_shapes.empty() ? "" : " and ") + verdict.detail + " with " + check.label();
         break;
       case RuleVerdict::Kind::NotVerified:
-        if (combined.detail.empty()) combined.detail = verdict.detail + with_members;
+        if (combined.detail.empty()) combined.detail = verdict.detail + " with " + check.label();
         break;
     }
   }
@@ -836,8 +1056,14 @@ struct RuleAlternatives {
   std::vector<RootsAlternative> roots;
   size_t size() const { return patterns.size() + roots.size(); }
   InstanceSpec spec(const Rule& rule, size_t index) const {
-    if (rule.kind == Rule::Kind::MultiRoot) return InstanceSpec{nullptr, &rule, &roots[index]};
-    return InstanceSpec{patterns[index].get()};
+    InstanceSpec spec;
+    if (rule.kind == Rule::Kind::MultiRoot) {
+      spec.rule = &rule;
+      spec.roots = &roots[index];
+    } else {
+      spec.lhs = patterns[index].get();
+    }
+    return spec;
   }
 };
 

@@ -33,7 +33,8 @@ struct VerifyResult {
 };
 
 // Reads and checks `path`, then for every rule (each alternative after expansion) builds a small instance of its
-// left-hand side (a multi-root rule's: all roots in one graph; groups with 2, then 3 members), rewrites it with the
+// left-hand side (a multi-root rule's: all roots in one graph, its roots' and group members' own weights of
+// different widths first; groups with 2, then 3 members, then 2 of different alternatives), rewrites it with the
 // rule alone (the rule interpreter), and evaluates before and after with the reference interpreter. Errors (compile errors, unsound rules with file:line:col, the
 // source line and a caret) go to `messages`; one line per rule alternative goes to `out`:
 // "verified: ...", "not verified: ..." or "unsound: ...".
