@@ -731,7 +731,10 @@ class RuleEmitter {
     }
     std::string base = call.op_is_var ? call.op.text : op_ident(registry_.get(call.op.id));
     std::string name = names_.numbered(base);
-    statement("dpl::Node* " + name + " = rewriter.call(" + arguments + ");");
+    // A named op with its default attributes and a fixed operand list: the checks passed here (sema checked the
+    // arity; operands are pattern variables or nodes built above), so the runtime skips them.
+    const bool proven = !call.op_is_var && !spreads && call.attrs.empty();
+    statement("dpl::Node* " + name + " = rewriter." + (proven ? "proven_call(" : "call(") + arguments + ");");
     check(name + " == nullptr");
     return name;
   }

@@ -67,13 +67,13 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (concat1 == nullptr) return false;
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {concat1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{1, 0}});
   if (permute_dims2 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, permute_dims2});
+  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, permute_dims2});
   if (matmul2 == nullptr) return false;
   dpl::Node* tuple2 = rewriter.tuple(b_list);
   if (tuple2 == nullptr) return false;
   dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple2}, dpl::AttrList{/*axis=*/int64_t{0}});
   if (concat2 == nullptr) return false;
-  dpl::Node* add1 = rewriter.call(dpl::op::add, {matmul2, concat2});
+  dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {matmul2, concat2});
   if (add1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
@@ -129,7 +129,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (concat1 == nullptr) return false;
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {concat1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{1, 0}});
   if (permute_dims2 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, permute_dims2});
+  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, permute_dims2});
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();

@@ -22,11 +22,11 @@ int match_seed000_distribute_multiply(dpl::Rewriter& rewriter, dpl::Node* root) 
   dpl::Node* c = constant1;
   dpl::Node* a = add1->operand(0);
   dpl::Node* b = add1->operand(1);
-  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {a, c});
+  dpl::Node* multiply1 = rewriter.proven_call(dpl::op::multiply, {a, c});
   if (multiply1 == nullptr) return -1;
-  dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {b, c});
+  dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {b, c});
   if (multiply2 == nullptr) return -1;
-  dpl::Node* add2 = rewriter.call(dpl::op::add, {multiply1, multiply2});
+  dpl::Node* add2 = rewriter.proven_call(dpl::op::add, {multiply1, multiply2});
   if (add2 == nullptr) return -1;
   if (rewriter.replace(root, add2)) return 0;
   return -1;

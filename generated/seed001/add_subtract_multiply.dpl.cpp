@@ -55,11 +55,11 @@ int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, 
   if (root->num_operands() != 2 || rewriter.composite_of(root) != "ccompiler.add_subtract_multiply") return -1;
   dpl::Node* x = root->operand(0);
   dpl::Node* y = root->operand(1);
-  dpl::Node* multiply1 = rewriter.call(dpl::op::multiply, {x, x});
+  dpl::Node* multiply1 = rewriter.proven_call(dpl::op::multiply, {x, x});
   if (multiply1 == nullptr) return -1;
-  dpl::Node* multiply2 = rewriter.call(dpl::op::multiply, {y, y});
+  dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {y, y});
   if (multiply2 == nullptr) return -1;
-  dpl::Node* subtract1 = rewriter.call(dpl::op::subtract, {multiply1, multiply2});
+  dpl::Node* subtract1 = rewriter.proven_call(dpl::op::subtract, {multiply1, multiply2});
   if (subtract1 == nullptr) return -1;
   if (rewriter.replace(root, subtract1)) return 0;
   return -1;

@@ -60,13 +60,13 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (tuple1 == nullptr) return false;
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, concat1});
+  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul2 == nullptr) return false;
   dpl::Node* tuple2 = rewriter.tuple(b_list);
   if (tuple2 == nullptr) return false;
   dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple2}, dpl::AttrList{/*axis=*/int64_t{0}});
   if (concat2 == nullptr) return false;
-  dpl::Node* add1 = rewriter.call(dpl::op::add, {matmul2, concat2});
+  dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {matmul2, concat2});
   if (add1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
@@ -121,9 +121,9 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (tuple1 == nullptr) return false;
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, concat1});
+  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul2 == nullptr) return false;
-  dpl::Node* nn_relu1 = rewriter.call(dpl::op::nn_relu, {matmul2});
+  dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {matmul2});
   if (nn_relu1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();

@@ -48,7 +48,7 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (tuple1 == nullptr) return false;
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1});
+  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
@@ -98,7 +98,7 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (tuple1 == nullptr) return false;
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1});
+  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();

@@ -46,7 +46,7 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       if (tuple1 == nullptr) return false;
       dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
       if (concat1 == nullptr) return false;
-      dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1});
+      dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
       if (matmul1 == nullptr) return false;
       dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, dpl::AttrList{/*indices_or_sections=*/split_indices1, /*axis=*/int64_t{-1}});
       if (split1 == nullptr) return false;

@@ -81,7 +81,7 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
   if (nn_conv2d2 == nullptr) return -1;
-  dpl::Node* nn_relu1 = rewriter.call(dpl::op::nn_relu, {nn_conv2d2});
+  dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {nn_conv2d2});
   if (nn_relu1 == nullptr) return -1;
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {nn_relu1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}});
   if (permute_dims2 == nullptr) return -1;

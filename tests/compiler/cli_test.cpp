@@ -174,6 +174,23 @@ TEST_F(Dplc, EmitPrintsToStdout) {
   EXPECT_NE(cpp.output.find("// rule add_self (rules.dpl:2)"), std::string::npos);
 }
 
+// Calls whose signature dplc proved (a named op, its default attributes, a fixed operand list) skip the runtime's
+// checks; calls with attributes, or of an op bound by the pattern, keep them.
+TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
+  write_file(dir_ / "rules.dpl",
+             "pass proven {\n"
+             "  rule scale: multiply(x, const(2.0)) => add(x, x);\n"
+             "  rule soft: exp(x) => nn.softmax(x, axis=0);\n"
+             "  rule swap: (op: subtract | divide)(x, y) => op(y, x);\n"
+             "}\n");
+  DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos)
+      << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.call(op, {y, x})"), std::string::npos) << cpp.output;
+}
+
 // --emit=plan prints each pass's decision tree: the steps two rules share once, under both names, then each
 // rule's own steps; rules whose first operand has different ops are the cases of one switch.
 TEST_F(Dplc, EmitPlanShowsTheSharedChecks) {

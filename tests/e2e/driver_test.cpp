@@ -347,6 +347,42 @@ TEST(Driver, ReplaceDeclinesAReplacementOfAnotherRank) {
   EXPECT_TRUE(function.output()->is_call_of(op::exp));
 }
 
+// rule outer: multiply(x, y) => matmul(x, y), built as dplc builds it (proven_call): fires where the shapes fit
+// a matmul, and where they do not, inference still declines it with the reason.
+constexpr RuleInfo kOuterRules[] = {{"outer", "outer.dpl:1"}};
+int match_outer(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::multiply)) return -1;
+  Node* product = rewriter.proven_call(op::matmul, {root->operand(0), root->operand(1)});
+  if (product == nullptr) {
+    g_last_error = rewriter.last_error();
+    return -1;
+  }
+  return rewriter.replace(root, product) ? 0 : -1;
+}
+const PassDef kOuterPass{"test_outer", "x * y => x @ y", "outer.dpl", kOuterRules, match_outer};
+
+TEST(Driver, ProvenCallsBuildAndStillDeclineWhatDoesNotTypeCheck) {
+  Function function("main");
+  Builder b(function);
+  Node* square = b.param("square", tensor_type({4, 4}));
+  Node* wide = b.param("wide", tensor_type({2, 3}));
+  Node* fits = b.call("multiply", {square, square});
+  Node* does_not_fit = b.call("multiply", {wide, wide});
+  b.output(b.call("add", {fits, b.call("sum", {does_not_fit})}));
+
+  g_last_error.clear();
+  const PassResult result = run_pass(kOuterPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  EXPECT_THAT(g_last_error, HasSubstr("matmul"));
+  const Node* product = function.output()->operand(0);
+  EXPECT_TRUE(product->is_call_of(op::matmul));
+  EXPECT_EQ(product->type(), tensor_type({4, 4}));
+  EXPECT_EQ(std::count(square->users().begin(), square->users().end(), product), 2);
+  EXPECT_TRUE(function.output()->operand(1)->operand(0)->is_call_of(op::multiply));
+  EXPECT_EQ(verify(function), "");
+}
+
 TEST(Driver, StopsWithAnErrorNamingRulesThatUndoEachOther) {
   Function function("main");
   Builder b(function);

@@ -89,6 +89,43 @@ TEST_F(Graph, AddCallChecksArityAttributesAndFillsDefaults) {
   EXPECT_EQ(std::get<double>(norm->attr(1)), 1.0);  // int given for a float attribute is stored as a double
 }
 
+TEST_F(Graph, CallsWithDefaultsBuildWhatCheckedCallsBuild) {
+  // add_call_with_defaults (dplc's right-hand sides) skips add_call's checks, not its work: the same default
+  // attribute list, type and use lists; type inference still declines.
+  Node* x = b.param("x", f32({2, 3}));
+  Node* w = b.param("w", f32({3, 5}));
+  std::string error;
+  Node* unary[] = {x};
+  Node* checked = f.add_call(op::nn_softmax, unary, {}, error);
+  Node* proven = f.add_call_with_defaults(op::nn_softmax, unary, error);
+  ASSERT_NE(checked, nullptr);
+  ASSERT_NE(proven, nullptr) << error;
+  EXPECT_EQ(&proven->attrs(), &checked->attrs());  // the op's interned defaults
+  ASSERT_EQ(proven->attrs().size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(proven->attr(0)), -1);
+  EXPECT_EQ(proven->type(), checked->type());
+  EXPECT_TRUE(proven->is_call_of(op::nn_softmax));
+  EXPECT_EQ(count_of(x->users(), proven), 1u);
+  Node* product_operands[] = {x, w};
+  Node* product = f.add_call_with_defaults(op::matmul, product_operands, error);
+  ASSERT_NE(product, nullptr) << error;
+  EXPECT_EQ(product->type(), f32({2, 5}));
+  EXPECT_EQ(&product->attrs(), &f.add_call(op::matmul, product_operands, {}, error)->attrs());
+  Node* sum_operands[] = {x, x};
+  Node* sum = f.add_call_with_defaults(op::add, sum_operands, error);
+  ASSERT_NE(sum, nullptr) << error;
+  EXPECT_TRUE(sum->attrs().empty());  // an op without attributes
+  EXPECT_EQ(count_of(x->users(), sum), 2u);
+
+  Node* mismatched[] = {x, x};
+  const size_t before = f.nodes().size();
+  EXPECT_EQ(f.add_call_with_defaults(op::matmul, mismatched, error), nullptr);
+  EXPECT_NE(error.find("matmul"), std::string::npos) << error;
+  EXPECT_EQ(f.nodes().size(), before);  // a declined call adds nothing
+  b.output(b.call("add", {proven, product->operand(0)}));
+  EXPECT_EQ(verify(f), "");
+}
+
 TEST_F(Graph, TupleItemsAndShapes) {
   Node* x = b.param("x", f32({2}));
   Node* y = b.param("y", f32({3}));

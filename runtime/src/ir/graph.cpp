@@ -18,7 +18,8 @@ namespace dpl {
 namespace {
 // Nodes per arena block (graph.h: a block holds its nodes, then their cold parts). Larger blocks (even huge-page
 // backed ones, tried) were slower in the benchmarks: glibc then maps and unmaps them per graph, and every new graph
-// pays fresh page faults and page clearing, where blocks of this size are recycled from the heap.
+// pays fresh page faults and page clearing, where blocks of this size are recycled from the heap. (Round 7 of
+// docs/performance.md: 2 MB huge-page chunks for large functions only, still no gain in bench_rewrite.)
 constexpr size_t kArenaBlock = Node::kArenaBlockNodes;
 constexpr size_t kArenaBlockBytes = kArenaBlock * (sizeof(Node) + sizeof(detail::NodeCold));
 
@@ -227,7 +228,8 @@ void Function::grow_uses(Node* value, uint32_t capacity) {
   // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
   if (old_capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
   Node** data = use_pool_->take(capacity);
-  std::copy_n(value->users_data_, value->users_size_, data);
+  // Not std::copy_n: a memmove call for the one to four entries of a typical list.
+  for (uint32_t i = 0; i < value->users_size_; ++i) data[i] = value->users_data_[i];
   if (value->users_data_ != nullptr) use_pool_->give(value->users_data_, old_capacity);
   value->users_data_ = data;
   value->users_capacity_log2_ = static_cast<uint8_t>(std::countr_zero(capacity)) & 0x3f;
@@ -279,6 +281,18 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attr
   }
   // Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
   const AttrList* interned = defaults != nullptr ? defaults : call_memo_->intern(std::move(attrs));
+  return add_checked_call(info, operands, interned, error);
+}
+
+Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
+  const OpInfo& info = OpRegistry::global().get(op);
+  const AttrList* defaults = info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
+  return add_checked_call(info, operands, defaults, error);
+}
+
+Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                                 std::string& error) {
+  const OpId op = info.id;
   TypeRef type = Type::unknown();
   if (info.infer != nullptr) {
     CallMemo::Inferred* memo =

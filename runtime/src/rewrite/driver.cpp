@@ -162,6 +162,10 @@ Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands) {
   return call(op, operands, AttrList{});  // empty: the op's defaults, interned by the function
 }
 
+Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
+  return function_.add_call_with_defaults(op, std::span<Node* const>(operands.begin(), operands.size()), last_error_);
+}
+
 // Right-hand sides build the same few scalars again and again (`x * 2.0` per rewrite): sharing them spares each
 // rewrite a node, its Literal and their page faults. Constants print inline, so the text does not change (one
 // that is the output has no other users after compact(): nothing else is reachable from it). The cap keeps a

@@ -197,6 +197,10 @@ class Function {
   // Checks arity and attribute kinds and infers the type; on failure returns nullptr, sets `error` and adds
   // nothing. An empty `attrs` stands for the op's defaults.
   Node* add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
+  // add_call() with the op's default attributes, for callers that have proved what add_call() checks (dplc's
+  // right-hand sides): `op` is registered, `operands` are as many as it takes, none null or removed. Only type
+  // inference can still fail (nullptr + error).
+  Node* add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
   Node* add_tuple(std::span<Node* const> fields);
   // Fails (nullptr + error) when `tuple` is not a tuple or the index is out of range.
   Node* add_tuple_item(Node* tuple, int64_t index, std::string& error);
@@ -243,6 +247,9 @@ class Function {
 
  private:
   Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
+  // add_call() once its checks passed and its attributes are interned: type inference (or the memo) and the node.
+  Node* add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                         std::string& error);
   // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
   // (then the general path finishes the job).
   bool compact_if_all_used();

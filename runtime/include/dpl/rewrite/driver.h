@@ -100,6 +100,10 @@ class Rewriter {
 
   Node* call(OpId op, std::initializer_list<Node*> operands, AttrList attrs);
   Node* call(OpId op, std::initializer_list<Node*> operands);  // default attributes
+  // call(op, operands) without the checks dplc's right-hand sides have passed at compile time: the op is
+  // registered and takes that many operands, and each operand is a live node (a pattern variable or a node just
+  // built). Only type inference can still decline. Other callers use call().
+  Node* proven_call(OpId op, std::initializer_list<Node*> operands);
   Node* call(OpId op, std::span<Node* const> operands, AttrList attrs);
   // A scalar constant. Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
   // while it has fewer than kMaxScalarUses uses, so most rewrites build no constant.
