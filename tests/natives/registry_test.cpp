@@ -2,6 +2,7 @@
 // static registration into the process's registry.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,7 +59,8 @@ TEST(NativeRegistry, SignaturesAreWrittenAsTheCppFunction) {
 
 TEST(NativeRegistry, TheUniformCallablesPassTheOperandsInOrder) {
   dpl::Module module;
-  dpl::Builder builder(module.add_function("main"));
+  dpl::Function& function = module.add_function("main");
+  dpl::Builder builder(function);
   const std::vector<dpl::Dim> dims = {dpl::Dim::fixed(2)};
   dpl::Node* x = builder.param("x", dpl::Type::tensor(dpl::DType::Float32, dims));
   dpl::Node* y = builder.param("y", dpl::Type::tensor(dpl::DType::Float32, dims));
@@ -71,9 +73,11 @@ TEST(NativeRegistry, TheUniformCallablesPassTheOperandsInOrder) {
   operands = {x, x};
   EXPECT_TRUE(predicate.predicate(operands));
   const dpl::NativeFunction& rewriter = registry.add(dpl::make_native<&second_of_three>("second_of_three"));
-  dpl::Rewriter* no_rewriter = nullptr;  // second_of_three does not use it
+  std::vector<dpl::Node*> worklist;
+  std::vector<uint8_t> queued;
+  dpl::Rewriter unused_rewriter(function, worklist, queued);  // second_of_three does not use it
   operands = {x, y, z};
-  EXPECT_EQ(rewriter.rewriter(*no_rewriter, operands), y);
+  EXPECT_EQ(rewriter.rewriter(unused_rewriter, operands), y);
 }
 
 TEST(NativeRegistry, FindsByNameAndListsInNameOrder) {
