@@ -895,6 +895,7 @@ class Alternative {
 
   // An extern predicate on matched values (sema: names bound on the left).
   std::optional<Computed> call_predicate(const CallExpr& call) {
+    if (skip_predicates_) return Computed(false);  // its value does not count (binary())
     std::vector<Node*> operands;
     for (const ExprPtr& operand : call.operands) {
       operands.push_back(variable(std::get<VarExpr>(operand->node).name).node);
@@ -1094,9 +1095,16 @@ class Alternative {
                      (binary.lhs->type == binary.rhs->type && binary.lhs->type == ExprType::IntList))) {
       return result(whole_attr(*binary.lhs) == whole_attr(*binary.rhs));
     }
-    // Both sides are computed (and their properties checked) whatever the operator: `&&` and `||` too.
+    // Both sides are computed (and their properties checked) whatever the operator: `&&` and `||` too. Only an
+    // extern predicate on the side that does not count is not called, as the compiled guard's C++ `&&` and `||`
+    // skip it (a native may assume what the other side checked).
     std::optional<Computed> lhs = compute(*binary.lhs);
+    const bool decided = lhs && ((binary.op == BinaryOp::And && !std::get<bool>(*lhs)) ||
+                                 (binary.op == BinaryOp::Or && std::get<bool>(*lhs)));
+    const bool skipped_before = skip_predicates_;
+    skip_predicates_ = skip_predicates_ || decided;
     std::optional<Computed> rhs = compute(*binary.rhs);
+    skip_predicates_ = skipped_before;
     if (!lhs || !rhs) return std::nullopt;
     if (equality && binary.lhs->type != binary.rhs->type) return result(text(*lhs) == text(*rhs));
     if (equality) return result(*lhs == *rhs);
@@ -1313,6 +1321,7 @@ class Alternative {
 
   const OpRegistry& registry_;
   const NativeBindings& natives_;  // the natives the rule's extern calls call
+  bool skip_predicates_ = false;    // computing the side of `&&`/`||` that the other side decided
   PatternPtr pattern_;
   RootsAlternative roots_;  // a multi-root rule's alternative
   const Rule& rule_;

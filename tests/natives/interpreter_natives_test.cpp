@@ -115,6 +115,24 @@ TEST(InterpretedNatives, APredicateIsCalledOnTheMatchedValueInTheGuard) {
   EXPECT_NE(run.printed.find("b: R.Tensor((4,), dtype=\"float32\") = R.exp(v)"), std::string::npos) << run.printed;
 }
 
+// As the compiled guard's C++ `&&` and `||` do: a predicate whose side does not count is not called (a native
+// may rely on what the other side checked); the rule fires as before.
+TEST(InterpretedNatives, APredicateOnTheSideThatDoesNotCountIsNotCalled) {
+  const dpl::NativeRegistry natives = test_natives();
+  predicate_calls.clear();
+  RulesRun run = run_rules(kExterns + "pass p { rule r: exp(x) where x.rank == 2 && is_rank_two(x) => sigmoid(x); }\n",
+                           natives);
+  ASSERT_TRUE(run.result.ok()) << run.result.error;
+  EXPECT_EQ(run.result.stats.rewrites, 1u);
+  EXPECT_EQ(predicate_calls, (std::vector<std::string>{"x"}));  // not on v, whose rank is 1
+  predicate_calls.clear();
+  run = run_rules(kExterns + "pass p { rule r: exp(x) where x.rank == 1 || is_rank_two(x) => sigmoid(x); }\n",
+                  natives);
+  ASSERT_TRUE(run.result.ok()) << run.result.error;
+  EXPECT_EQ(run.result.stats.rewrites, 2u);
+  EXPECT_EQ(predicate_calls, (std::vector<std::string>{"x"}));  // v's rank decided it
+}
+
 TEST(InterpretedNatives, AReplacementOfAnotherTypeIsDeclinedAndTheNextRuleTried) {
   const dpl::NativeRegistry natives = test_natives();
   // sum_everything builds a scalar for a (2, 3) tensor: replace() declines it; the lower-priority rule fires.
