@@ -2,6 +2,7 @@
 #include "names.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -85,6 +86,15 @@ TEST(NameIndex, AVariableSpelledLikeAnOpIsUsedAsAValue) {
   ASSERT_TRUE(rule.has_value());
   EXPECT_TRUE(names.used_as_value("exp", *rule));
   EXPECT_FALSE(names.used_as_value("add", *rule));
+}
+
+TEST(NameIndex, IdentifiersAndDottedSegments) {
+  EXPECT_TRUE(is_identifier("_x2"));
+  EXPECT_FALSE(is_identifier("2x"));
+  EXPECT_FALSE(is_identifier("a-b"));
+  EXPECT_FALSE(is_identifier(""));
+  EXPECT_EQ(dotted_segments("nn.relu"), (std::vector<std::string_view>{"nn", "relu"}));
+  EXPECT_EQ(dotted_segments("a..b."), (std::vector<std::string_view>{"a", "", "b", ""}));
 }
 
 TEST(NameIndex, UnterminatedCommentsAndStringsEndTheScan) {

@@ -19,6 +19,20 @@ constexpr std::array<std::string_view, 6> kScopedDeclarations = {"rule", "patter
 
 }  // namespace
 
+bool is_identifier(std::string_view text) {
+  return !text.empty() && is_identifier_start(text[0]) && std::all_of(text.begin(), text.end(), is_identifier_char);
+}
+
+std::vector<std::string_view> dotted_segments(std::string_view name) {
+  std::vector<std::string_view> segments;
+  for (size_t start = 0;;) {
+    const size_t dot = name.find('.', start);
+    segments.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) return segments;
+    start = dot + 1;
+  }
+}
+
 NameIndex::NameIndex(std::string_view text) : text_(text) {
   uint32_t line = 1;
   size_t line_start = 0;
@@ -131,13 +145,7 @@ std::optional<NameIndex::NameAtCursor> NameIndex::name_at(size_t offset) const {
 }
 
 std::vector<NameSpan> NameIndex::occurrences(std::string_view name, size_t begin, size_t end) const {
-  std::vector<std::string_view> segments;
-  for (size_t start = 0;;) {
-    const size_t dot = name.find('.', start);
-    segments.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
+  const std::vector<std::string_view> segments = dotted_segments(name);
   std::vector<NameSpan> spans;
   for (size_t t = 0; t < tokens_.size(); ++t) {
     if (tokens_[t].begin < begin || tokens_[t].end > end || tokens_[t].kind != Kind::Identifier) continue;

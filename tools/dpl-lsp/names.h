@@ -19,6 +19,11 @@ struct NameSpan {
   size_t column = 0;
 };
 
+// Whether `text` is one identifier of the grammar (`[a-zA-Z_][a-zA-Z_0-9]*`).
+bool is_identifier(std::string_view text);
+// `nn.relu` -> {`nn`, `relu`}; an empty segment where two dots meet or the name ends with one.
+std::vector<std::string_view> dotted_segments(std::string_view name);
+
 // The names of one text: identifiers joined by dots (`nn.relu`, `x.shape`) and the declarations around them.
 class NameIndex {
  public:

@@ -3,7 +3,6 @@
 #include "server.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <exception>
 #include <string_view>
@@ -169,6 +168,12 @@ json document_symbols(const compiler::AstFile& ast) {
   return symbols;
 }
 
+// The ops a file can name: its registry (built-in ops and its `op` declarations), or the built-in ops when it did
+// not parse.
+const OpRegistry& registry_of(const compiler::AstFile* ast) {
+  return ast != nullptr && ast->op_registry != nullptr ? *ast->op_registry : OpRegistry::global();
+}
+
 // Checks a .dpl text as dplc --check does (no code generated).
 compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags) {
   compiler::CompileOptions options;
@@ -304,7 +309,7 @@ json hover(const compiler::CompileResult& compiled, const SourceFile& source, co
     }
   }
   if (markdown.empty()) {
-    const OpRegistry& registry = ast.op_registry != nullptr ? *ast.op_registry : OpRegistry::global();
+    const OpRegistry& registry = registry_of(&ast);
     if (const OpInfo* op = registry.find(name)) markdown = describe_op(*op);
   }
   if (markdown.empty()) return nullptr;
@@ -348,8 +353,7 @@ json completion(const SourceFile& source, const compiler::AstFile* ast, const js
   if (!cursor) return json::array();
   const size_t begin = name_start(cursor->text, cursor->byte);
   const std::string_view prefix = cursor->text.substr(begin, cursor->byte - begin);
-  const OpRegistry& registry =
-      ast != nullptr && ast->op_registry != nullptr ? *ast->op_registry : OpRegistry::global();
+  const OpRegistry& registry = registry_of(ast);
   json items = json::array();
   const auto offer = [&](const std::string& label, int kind, const std::string& detail, const std::string& insert) {
     if (label.compare(0, prefix.size(), prefix) != 0) return;
@@ -413,8 +417,7 @@ std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, con
     target.spans = {at->whole};
     return target;
   }
-  const OpRegistry& registry =
-      compiled.ast->op_registry != nullptr ? *compiled.ast->op_registry : OpRegistry::global();
+  const OpRegistry& registry = registry_of(compiled.ast.get());
   const std::optional<NameSpan> declaration = names.declaration_at(offset);
   for (const NameSpan& candidate : {at->whole, at->up_to_cursor}) {
     const std::string name(names.text(candidate));
@@ -494,17 +497,10 @@ json highlights(const compiler::CompileResult& compiled, const SourceFile& sourc
 
 // A name a rename may give: an identifier (dotted for ops: `my.scale`) that is not a word of the language.
 bool is_valid_name(std::string_view name, bool dotted) {
-  size_t start = 0;
-  for (;;) {
-    const size_t dot = dotted ? name.find('.', start) : std::string_view::npos;
-    const std::string_view segment = name.substr(start, dot == std::string_view::npos ? name.npos : dot - start);
-    const auto identifier_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-    const bool identifier = !segment.empty() && std::isdigit(static_cast<unsigned char>(segment[0])) == 0 &&
-                            std::all_of(segment.begin(), segment.end(), identifier_char);
-    if (!identifier || is_keyword(segment)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
+  const std::vector<std::string_view> segments = dotted_segments(name);
+  if (!dotted && segments.size() > 1) return false;
+  return std::all_of(segments.begin(), segments.end(),
+                     [](std::string_view segment) { return is_identifier(segment) && !is_keyword(segment); });
 }
 
 // The edits renaming the name under the cursor, checked: the new name must be free where the old one is used,
