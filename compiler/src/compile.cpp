@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 // `file` from its imports. `active` holds the files being read, to report import cycles.
 class ImportReader {
  public:
-  ImportReader(CompileResult& result, DiagnosticEngine& diags) : result_(result), diags_(diags) {}
+  ImportReader(CompileResult& result, DiagnosticEngine& diags, const SourceReader& read)
+      : result_(result), diags_(diags), read_(read) {}
 
   std::vector<const PatternMacro*> read_imports(const AstFile& file, std::vector<std::string>& active) {
     std::vector<const PatternMacro*> visible;
@@ -36,9 +37,7 @@ class ImportReader {
         continue;
       }
       std::string error;
-      std::error_code code;
-      std::unique_ptr<SourceFile> source =
-          fs::is_regular_file(path, code) ? SourceFile::load(path.string(), error) : nullptr;
+      std::unique_ptr<SourceFile> source = read_(path.string(), error);
       if (source == nullptr) {
         diags_.error(import.loc, "cannot import '" + import.path + "': " + (error.empty() ? "no such file" : error));
         continue;
@@ -73,10 +72,16 @@ class ImportReader {
 
   CompileResult& result_;
   DiagnosticEngine& diags_;
+  const SourceReader& read_;
   std::map<std::string, std::vector<const PatternMacro*>> loaded_;
 };
 
 }  // namespace
+
+std::unique_ptr<SourceFile> read_source_from_disk(const std::string& path, std::string& error) {
+  std::error_code code;
+  return fs::is_regular_file(path, code) ? SourceFile::load(path, error) : nullptr;
+}
 
 CompileResult compile(const SourceFile& source, DiagnosticEngine& diags, const CompileOptions& options) {
   CompileResult result;
@@ -85,7 +90,7 @@ CompileResult compile(const SourceFile& source, DiagnosticEngine& diags, const C
   result.ast = parse(source, diags);
   if (result.ast == nullptr) return result;
   std::vector<std::string> active = {fs::weakly_canonical(source.path()).string()};
-  std::vector<const PatternMacro*> imported = ImportReader(result, diags).read_imports(*result.ast, active);
+  std::vector<const PatternMacro*> imported = ImportReader(result, diags, options.read_import).read_imports(*result.ast, active);
   if (expand_macros(*result.ast, imported, diags)) check(*result.ast, diags);
   // dplc reads the files its tests name: a broken one is an error, so the build re-runs dplc when they change.
   for (const RuleTest& test : result.ast->tests) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -30,7 +31,8 @@ class LanguageServerTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("dpl_lsp_" + std::string(info->name()) + "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const std::vector<json> replies = server_.handle(request(1, "initialize", {{"capabilities", json::object()}}));
+    const std::vector<json> replies = server_.handle(
+        request(1, "initialize", {{"capabilities", json::object()}, {"rootUri", uri_of_path(dir_.string())}}));
     ASSERT_EQ(replies.size(), 1u);
     initialize_reply_ = replies[0];
   }
@@ -46,11 +48,12 @@ class LanguageServerTest : public ::testing::Test {
   void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
 
   // Opens `name` with `text`; returns the diagnostics published for it.
-  json open(const std::string& name, const std::string& text) {
-    const std::vector<json> replies = server_.handle(notification(
+  json open(const std::string& name, const std::string& text) { return published(open_all(name, text), name); }
+  // Opens `name` with `text`; returns every message the server sent (for open files importing it, too).
+  std::vector<json> open_all(const std::string& name, const std::string& text) {
+    return server_.handle(notification(
         "textDocument/didOpen",
         {{"textDocument", {{"uri", uri(name)}, {"languageId", "dpl"}, {"version", 1}, {"text", text}}}}));
-    return published(replies, name);
   }
   json published(const std::vector<json>& replies, const std::string& name) const {
     EXPECT_EQ(replies.size(), 1u);
@@ -393,7 +396,6 @@ TEST_F(NamesTest, RenamesThatWouldChangeMeaningOrBreakTheFileAreRefused) {
   EXPECT_THAT(refusal(4, 23, "c"), HasSubstr("'c' is already used here"));
   EXPECT_THAT(refusal(1, 10, "fold"), HasSubstr("'fold' is already used here"));
   EXPECT_THAT(refusal(4, 48, "times"), HasSubstr("'multiply' is a built-in op"));
-  EXPECT_THAT(refusal(6, 14, "twice"), HasSubstr("lib.dpl; rename it there"));
   EXPECT_THAT(refusal(3, 19, "let"), HasSubstr("not a name dpl accepts"));
   EXPECT_THAT(refusal(3, 19, "2x"), HasSubstr("not a name dpl accepts"));
   EXPECT_THAT(refusal(3, 19, "a.b"), HasSubstr("not a name dpl accepts"));
@@ -403,6 +405,75 @@ TEST_F(NamesTest, RenamesThatWouldChangeMeaningOrBreakTheFileAreRefused) {
       request(24, "textDocument/prepareRename", {{"textDocument", text_document()}, {"position", at(4, 48)}}));
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0]["error"]["code"], -32803);
+}
+
+// A pattern is seen by the files importing its file: its references and renames cover them, open or not.
+class ImportedNamesTest : public NamesTest {
+ protected:
+  void SetUp() override {
+    NamesTest::SetUp();
+    fs::create_directories(dir_ / "more");
+    write("more/other.dpl", "import \"../lib.dpl\";\nrule halve: double(x) => x;\n");
+    fs::create_directories(dir_ / "build");  // build trees are not searched
+    write("build/copy.dpl", "import \"../lib.dpl\";\nrule halve: double(x) => x;\n");
+  }
+  // The edits of a rename per file name (relative to the scratch directory), as (line, start, end).
+  std::map<std::string, std::vector<std::tuple<int, int, int>>> edits_by_file(const json& reply) const {
+    std::map<std::string, std::vector<std::tuple<int, int, int>>> edits;
+    for (const auto& [file_uri, file_edits] : reply["changes"].items()) {
+      const std::string name = fs::relative(*path_of_uri(file_uri), dir_).string();
+      for (const json& edit : file_edits) {
+        edits[name].emplace_back(edit["range"]["start"]["line"], edit["range"]["start"]["character"],
+                                 edit["range"]["end"]["character"]);
+      }
+    }
+    return edits;
+  }
+  using FileEdits = std::map<std::string, std::vector<std::tuple<int, int, int>>>;
+};
+
+TEST_F(ImportedNamesTest, RenamingAnImportedPatternEditsItsFileAndEveryImporter) {
+  EXPECT_EQ(edits_by_file(result(rename_request(6, 14, "twice"))),
+            (FileEdits{{"lib.dpl", {{0, 8, 14}}}, {"names.dpl", {{6, 13, 19}}}, {"more/other.dpl", {{1, 12, 18}}}}));
+  // From the declaring file, once it is open, the same edits.
+  EXPECT_EQ(open_all("lib.dpl", "pattern double(x) = add(x, x);\n").size(), 2u);  // names.dpl checked again
+  EXPECT_EQ(edits_by_file(result(request(30, "textDocument/rename",
+                                         {{"textDocument", {{"uri", uri("lib.dpl")}}},
+                                          {"position", at(0, 9)},
+                                          {"newName", "twice"}}))),
+            (FileEdits{{"lib.dpl", {{0, 8, 14}}}, {"names.dpl", {{6, 13, 19}}}, {"more/other.dpl", {{1, 12, 18}}}}));
+}
+
+TEST_F(ImportedNamesTest, ReferencesOfAnImportedPatternIncludeEveryImporter) {
+  std::vector<std::string> files;
+  for (const json& location : references(6, 14, false)) {
+    files.push_back(fs::relative(*path_of_uri(location["uri"]), dir_).string() + ":" +
+                    std::to_string(location["range"]["start"]["line"].get<int>()));
+  }
+  EXPECT_EQ(files, (std::vector<std::string>{"names.dpl:6", "more/other.dpl:1"}));
+}
+
+TEST_F(ImportedNamesTest, APatternRenameThatClashesOrBreaksAnImporterIsRefused) {
+  write("more/other.dpl", "import \"../lib.dpl\";\npattern twice(x) = add(x, x);\nrule halve: double(twice(x)) => x;\n");
+  EXPECT_THAT(refusal(6, 14, "twice"), HasSubstr("'twice' is already used in " + (dir_ / "more/other.dpl").string()));
+  EXPECT_THAT(refusal(6, 14, "tanh"),
+              HasSubstr("would break " + (dir_ / "lib.dpl").string() + ": pattern 'tanh' has the name of an op"));
+}
+
+TEST_F(ImportedNamesTest, ImportsReadTheEditorsTextAndImportersAreCheckedAgain) {
+  // lib.dpl opened with unsaved text that no longer declares `double`: names.dpl is checked again with it.
+  std::vector<json> replies = open_all("lib.dpl", "pattern twice(x) = add(x, x);\n");
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0]["params"]["uri"], uri("lib.dpl"));
+  EXPECT_EQ(replies[1]["params"]["uri"], uri("names.dpl"));
+  const json& errors = replies[1]["params"]["diagnostics"];
+  ASSERT_FALSE(errors.empty());
+  EXPECT_THAT(errors[0]["message"].get<std::string>(), HasSubstr("double"));
+  // Closed without saving: names.dpl reads lib.dpl from disk again, where `double` is declared.
+  replies = server_.handle(notification("textDocument/didClose", {{"textDocument", {{"uri", uri("lib.dpl")}}}}));
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[1]["params"]["uri"], uri("names.dpl"));
+  for (const json& diagnostic : replies[1]["params"]["diagnostics"]) EXPECT_NE(diagnostic["severity"], 1);
 }
 
 TEST_F(LanguageServerTest, RenamingADeclaredOpRenamesItsDottedUses) {

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -38,6 +41,7 @@ struct RequestError {
 struct LanguageServer::Document {
   std::string uri;
   std::string path;
+  std::string canonical_path;  // how imports of it are recognized
   // The text as last analyzed, and the analysis (set together by analyze(), never null once the document is
   // open): the AST's locations point into `source`, which therefore lives as long as `compiled`.
   std::unique_ptr<SourceFile> source;
@@ -174,11 +178,82 @@ const OpRegistry& registry_of(const compiler::AstFile* ast) {
   return ast != nullptr && ast->op_registry != nullptr ? *ast->op_registry : OpRegistry::global();
 }
 
-// Checks a .dpl text as dplc --check does (no code generated).
-compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags) {
+namespace fs = std::filesystem;
+
+std::string canonical(const std::string& path) {
+  std::error_code code;
+  const fs::path resolved = fs::weakly_canonical(path, code);
+  return code ? path : resolved.string();
+}
+
+// What a check reads instead of the disk: the open documents' texts (and a rename's renamed ones) by canonical path.
+using Texts = std::map<std::string, std::string>;
+
+// Checks a .dpl text as dplc --check does (no code generated), its imports read from `texts` where they are there.
+compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags, const Texts& texts) {
   compiler::CompileOptions options;
   options.generate = false;
+  options.read_import = [&texts](const std::string& path, std::string& error) -> std::unique_ptr<SourceFile> {
+    const auto found = texts.find(canonical(path));
+    if (found == texts.end()) return compiler::read_source_from_disk(path, error);
+    return std::make_unique<SourceFile>(path, found->second);
+  };
   return compiler::compile(source, diags, options);
+}
+
+// Whether `compiled` read the file at `canonical_path` through its imports (directly or not).
+bool imports_file(const compiler::CompileResult& compiled, const std::string& canonical_path) {
+  return std::any_of(compiled.imports.begin(), compiled.imports.end(), [&](const auto& imported) {
+    return canonical(imported->source->path()) == canonical_path;
+  });
+}
+
+std::string first_error(const DiagnosticEngine& diags) {
+  const auto first = std::find_if(diags.diagnostics().begin(), diags.diagnostics().end(),
+                                  [](const Diagnostic& diag) { return diag.severity == Severity::Error; });
+  return first == diags.diagnostics().end() ? std::string() : first->message;
+}
+
+// What a pattern's references and renames look at beyond the document: the open documents' texts, and the .dpl
+// files that might import the pattern's file (listed only when asked for).
+struct Workspace {
+  Texts texts;
+  std::function<std::vector<std::string>()> list_files;
+};
+
+// A file that sees a pattern, as currently edited: the file declaring it, or one importing that file.
+struct SeeingFile {
+  std::string path;
+  std::unique_ptr<SourceFile> source;
+  compiler::CompileResult compiled;  // points into `source`
+  size_t errors = 0;
+};
+
+// The files of the workspace that see the pattern declared in `declaring_path`: the declaring file first, then
+// those importing it (directly or not), each checked with the open documents' texts.
+std::vector<SeeingFile> files_seeing(const std::string& declaring_path, const Workspace& workspace) {
+  const std::string declaring = canonical(declaring_path);
+  std::vector<std::string> candidates = workspace.list_files();
+  candidates.insert(candidates.begin(), declaring_path);
+  std::vector<std::string> seen;
+  std::vector<SeeingFile> files;
+  for (const std::string& path : candidates) {
+    const std::string key = canonical(path);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    SeeingFile file;
+    file.path = path;
+    const auto open = workspace.texts.find(key);
+    std::string error;
+    file.source = open != workspace.texts.end() ? std::make_unique<SourceFile>(path, open->second)
+                                                : compiler::read_source_from_disk(path, error);
+    if (file.source == nullptr) continue;
+    DiagnosticEngine diags;
+    file.compiled = check(*file.source, diags, workspace.texts);
+    file.errors = diags.error_count();
+    if (key == declaring || imports_file(file.compiled, declaring)) files.push_back(std::move(file));
+  }
+  return files;
 }
 
 bool is_name_char(char c) {
@@ -228,6 +303,17 @@ const SourceLoc* declaration_of(const compiler::CompileResult& compiled, const s
     if (op.name == name) return &op.name_loc;
   }
   return nullptr;
+}
+
+// Whether `declared` (from declaration_of) is a pattern's name: the only declarations other files import.
+bool declares_pattern(const compiler::CompileResult& compiled, const SourceLoc* declared) {
+  const auto in = [declared](const compiler::AstFile& ast) {
+    return std::any_of(ast.macros.begin(), ast.macros.end(),
+                       [declared](const compiler::PatternMacro& macro) { return &macro.name_loc == declared; });
+  };
+  return in(*compiled.ast) || std::any_of(compiled.imports.begin(), compiled.imports.end(), [&](const auto& file) {
+           return file->ast != nullptr && in(*file->ast);
+         });
 }
 
 // A protocol position in a document: its line (from 1), the line's text, and the byte offset in it.
@@ -390,6 +476,7 @@ struct NameTarget {
   std::vector<NameSpan> spans;          // in the document, the declaration included when it is there
   const SourceLoc* declared = nullptr;  // a file-level name's declaration (maybe in an imported file)
   bool file_level = false;
+  bool pattern = false;  // a pattern's name: seen by the files importing its file too
   std::string not_renamable;  // why a rename is refused; empty when it is not
 };
 
@@ -407,8 +494,8 @@ std::optional<size_t> offset_of(const SourceFile& source, const json& position) 
 // Rule names stand alone; patterns, passes, pipelines, externs and declared ops are the file's (their uses
 // anywhere in it); built-in ops too, though they cannot be renamed; any other name is a variable of the
 // declaration around it (rule, pattern, partition, ...).
-std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, const SourceFile& source,
-                                    const NameIndex& names, size_t offset) {
+std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, const NameIndex& names,
+                                    size_t offset) {
   const std::optional<NameIndex::NameAtCursor> at = names.name_at(offset);
   if (!at) return std::nullopt;
   NameTarget target;
@@ -429,11 +516,8 @@ std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, con
     target.name = name;
     target.file_level = true;
     target.spans = names.occurrences(name);
-    if (target.declared == nullptr) {
-      target.not_renamable = "'" + name + "' is a built-in op";
-    } else if (target.declared->file != &source) {
-      target.not_renamable = "'" + name + "' is declared in " + target.declared->file->path() + "; rename it there";
-    }
+    target.pattern = target.declared != nullptr && declares_pattern(compiled, target.declared);
+    if (target.declared == nullptr) target.not_renamable = "'" + name + "' is a built-in op";
     return target;
   }
   const std::string name(names.text(at->up_to_cursor));
@@ -452,7 +536,7 @@ std::optional<ResolvedName> resolve_name(const compiler::CompileResult& compiled
                                          const NameIndex& names, const json& position) {
   const std::optional<size_t> offset = offset_of(source, position);
   if (!offset) return std::nullopt;
-  std::optional<NameTarget> target = target_at(compiled, source, names, *offset);
+  std::optional<NameTarget> target = target_at(compiled, names, *offset);
   if (!target) return std::nullopt;
   return ResolvedName{*offset, std::move(*target)};
 }
@@ -466,14 +550,31 @@ bool same_place(const NameSpan& span, const SourceLoc& loc) {
   return span.line == loc.line && span.column + 1 == loc.col;
 }
 
+// Where a pattern declared in `declared` occurs in the files that see it; its declaration only when asked for.
+json pattern_references(const NameTarget& target, const std::vector<SeeingFile>& files, bool with_declaration) {
+  const std::string declaring = canonical(target.declared->file->path());
+  json locations = json::array();
+  for (const SeeingFile& file : files) {
+    const bool declaring_file = canonical(file.path) == declaring;
+    for (const NameSpan& span : NameIndex(file.source->text()).occurrences(target.name)) {
+      if (!with_declaration && declaring_file && same_place(span, *target.declared)) continue;
+      locations.push_back({{"uri", uri_of_path(file.path)}, {"range", range_of(*file.source, span)}});
+    }
+  }
+  return locations;
+}
+
 json references(const compiler::CompileResult& compiled, const SourceFile& source, const std::string& uri,
-                const json& params) {
+                const json& params, const Workspace& workspace) {
   const NameIndex names(source.text());
   const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, params.at("position"));
   json locations = json::array();
   if (!resolved) return locations;
   const NameTarget* target = &resolved->target;
   const bool with_declaration = params.contains("context") && params["context"].value("includeDeclaration", false);
+  if (target->pattern) {
+    return pattern_references(*target, files_seeing(target->declared->file->path(), workspace), with_declaration);
+  }
   const bool declared_here = target->declared != nullptr && target->declared->file == &source;
   if (with_declaration && target->declared != nullptr && !declared_here) {
     locations.push_back(location_of(*target->declared));
@@ -503,10 +604,56 @@ bool is_valid_name(std::string_view name, bool dotted) {
                      [](std::string_view segment) { return is_identifier(segment) && !is_keyword(segment); });
 }
 
+// `text` with each of `spans` (in order) replaced by `new_name`, and the protocol's edits saying so.
+std::pair<std::string, json> renamed(const SourceFile& source, const std::vector<NameSpan>& spans,
+                                     const std::string& new_name) {
+  std::string text = source.text();
+  json edits = json::array();
+  for (auto span = spans.rbegin(); span != spans.rend(); ++span) {
+    text.replace(span->begin, span->end - span->begin, new_name);
+    edits.insert(edits.begin(), json{{"range", range_of(source, *span)}, {"newText", new_name}});
+  }
+  return {std::move(text), std::move(edits)};
+}
+
+RequestError breaks(const std::string& name, const std::string& new_name, const std::string& what,
+                    const DiagnosticEngine& diags) {
+  return RequestError{kRequestFailed,
+                      "renaming '" + name + "' to '" + new_name + "' would break " + what + ": " + first_error(diags)};
+}
+
+// A pattern's rename: in the file declaring it and in every file importing that one (open documents and .dpl
+// files under the workspace folders), checked as a rename within one file is, in each of them.
+json rename_pattern(const NameTarget& target, const std::string& new_name, const std::string& document_path,
+                    const Workspace& workspace) {
+  const std::vector<SeeingFile> files = files_seeing(target.declared->file->path(), workspace);
+  Texts renamed_texts = workspace.texts;
+  json changes = json::object();
+  for (const SeeingFile& file : files) {
+    const NameIndex names(file.source->text());
+    if (declaration_of(file.compiled, new_name) != nullptr || !names.occurrences(new_name).empty()) {
+      throw RequestError{kRequestFailed, "'" + new_name + "' is already used " +
+                                             (file.path == document_path ? "here" : "in " + file.path)};
+    }
+    auto [text, edits] = renamed(*file.source, names.occurrences(target.name), new_name);
+    renamed_texts[canonical(file.path)] = std::move(text);
+    if (!edits.empty()) changes[uri_of_path(file.path)] = std::move(edits);
+  }
+  for (const SeeingFile& file : files) {
+    const SourceFile renamed_file(file.path, renamed_texts.at(canonical(file.path)));
+    DiagnosticEngine diags;
+    check(renamed_file, diags, renamed_texts);
+    if (diags.error_count() > file.errors) {
+      throw breaks(target.name, new_name, file.path == document_path ? "the file" : file.path, diags);
+    }
+  }
+  return {{"changes", std::move(changes)}};
+}
+
 // The edits renaming the name under the cursor, checked: the new name must be free where the old one is used,
 // and the renamed text must compile with no more errors than before (a rename never breaks a file).
 json rename(const compiler::CompileResult& compiled, const SourceFile& source, size_t errors_before,
-            const std::string& uri, const json& params) {
+            const std::string& uri, const json& params, const Workspace& workspace) {
   const NameIndex names(source.text());
   const std::optional<ResolvedName> resolved = resolve_name(compiled, source, names, params.at("position"));
   if (!resolved) throw RequestError{kRequestFailed, "there is no name to rename here"};
@@ -517,25 +664,16 @@ json rename(const compiler::CompileResult& compiled, const SourceFile& source, s
     throw RequestError{kRequestFailed, "'" + new_name + "' is not a name dpl accepts here"};
   }
   if (new_name == target->name) return {{"changes", {{uri, json::array()}}}};
+  if (target->pattern) return rename_pattern(*target, new_name, source.path(), workspace);
   const std::optional<NameSpan> scope = target->file_level ? std::nullopt : names.declaration_at(resolved->offset);
   const bool taken = declaration_of(compiled, new_name) != nullptr ||
                      !names.occurrences(new_name, scope ? scope->begin : 0, scope ? scope->end : SIZE_MAX).empty();
   if (taken) throw RequestError{kRequestFailed, "'" + new_name + "' is already used here"};
-  json edits = json::array();
-  std::string renamed = source.text();
-  for (auto span = target->spans.rbegin(); span != target->spans.rend(); ++span) {
-    renamed.replace(span->begin, span->end - span->begin, new_name);
-    edits.insert(edits.begin(), json{{"range", range_of(source, *span)}, {"newText", new_name}});
-  }
-  const SourceFile renamed_file(source.path(), std::move(renamed));
+  auto [text, edits] = renamed(source, target->spans, new_name);
+  const SourceFile renamed_file(source.path(), std::move(text));
   DiagnosticEngine diags;
-  check(renamed_file, diags);
-  if (diags.error_count() > errors_before) {
-    const auto first = std::find_if(diags.diagnostics().begin(), diags.diagnostics().end(),
-                                    [](const Diagnostic& diag) { return diag.severity == Severity::Error; });
-    throw RequestError{kRequestFailed, "renaming '" + target->name + "' to '" + new_name +
-                                           "' would break the file: " + first->message};
-  }
+  check(renamed_file, diags, workspace.texts);
+  if (diags.error_count() > errors_before) throw breaks(target->name, new_name, "the file", diags);
   return {{"changes", {{uri, std::move(edits)}}}};
 }
 
@@ -550,6 +688,25 @@ json prepare_rename(const compiler::CompileResult& compiled, const SourceFile& s
   });
   if (here == target->spans.end()) return nullptr;  // a member or attribute name of the same spelling
   return {{"range", range_of(source, *here)}, {"placeholder", target->name}};
+}
+
+// The workspace folders the client names (`workspaceFolders`, else the older `rootUri` or `rootPath`).
+std::vector<std::string> workspace_roots(const json& params) {
+  std::vector<std::string> roots;
+  const auto add = [&roots](const json& uri) {
+    if (!uri.is_string()) return;
+    if (std::optional<std::string> path = path_of_uri(uri.get<std::string>())) roots.push_back(std::move(*path));
+  };
+  if (params.contains("workspaceFolders") && params["workspaceFolders"].is_array()) {
+    for (const json& folder : params["workspaceFolders"]) {
+      if (folder.is_object() && folder.contains("uri")) add(folder["uri"]);
+    }
+  }
+  if (roots.empty() && params.contains("rootUri")) add(params["rootUri"]);
+  if (roots.empty() && params.contains("rootPath") && params["rootPath"].is_string()) {
+    roots.push_back(params["rootPath"].get<std::string>());
+  }
+  return roots;
 }
 
 json initialize_result() {
@@ -614,6 +771,7 @@ std::vector<json> LanguageServer::handle(const json& message) {
 json LanguageServer::dispatch(const std::string& method, const json& params, std::vector<json>& notifications) {
   if (method == "initialize") {
     initialized_ = true;
+    workspace_roots_ = workspace_roots(params);
     return initialize_result();
   }
   if (method == "initialized" || method == "$/cancelRequest" || method == "$/setTrace") return nullptr;
@@ -634,8 +792,10 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     auto document = std::make_unique<Document>();
     document->uri = uri;
     document->path = *path;
+    document->canonical_path = canonical(*path);
     Document& stored = *(documents_[uri] = std::move(document));
     notifications.push_back(analyze(stored, std::move(text)));
+    reanalyze_importers_of(stored.canonical_path, notifications);
     return nullptr;
   }
   if (method == "textDocument/didChange") {
@@ -644,12 +804,14 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     if (!changes.is_array() || changes.empty()) return nullptr;
     // Full synchronization (the capability announced): the last change holds the whole text.
     notifications.push_back(analyze(document, changes.back().at("text").get<std::string>()));
+    reanalyze_importers_of(document.canonical_path, notifications);
     return nullptr;
   }
   if (method == "textDocument/didSave") {
     // The files a test names or the file imports may have changed on disk: check again.
     Document& document = document_of(params);
     notifications.push_back(analyze(document, document.source->text()));
+    reanalyze_importers_of(document.canonical_path, notifications);
     return nullptr;
   }
   if (method == "textDocument/didClose") {
@@ -657,7 +819,9 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
     notifications.push_back({{"jsonrpc", "2.0"},
                              {"method", "textDocument/publishDiagnostics"},
                              {"params", {{"uri", document.uri}, {"diagnostics", json::array()}}}});
+    const std::string closed = document.canonical_path;
     documents_.erase(document.uri);
+    reanalyze_importers_of(closed, notifications);  // they read the file from disk again
     return nullptr;
   }
   if (method == "textDocument/documentSymbol") {
@@ -684,12 +848,15 @@ json LanguageServer::dispatch(const std::string& method, const json& params, std
       throw RequestError{kRequestFailed, "the file does not parse; fix its syntax errors first"};
     }
     const compiler::CompileResult& compiled = *document.compiled;
-    if (method == "textDocument/references") return references(compiled, *document.source, document.uri, params);
+    const Workspace workspace{open_texts(), [this] { return workspace_files(); }};
+    if (method == "textDocument/references") {
+      return references(compiled, *document.source, document.uri, params, workspace);
+    }
     if (method == "textDocument/documentHighlight") {
       return highlights(compiled, *document.source, params.at("position"));
     }
     if (method == "textDocument/rename") {
-      return rename(compiled, *document.source, document.errors, document.uri, params);
+      return rename(compiled, *document.source, document.errors, document.uri, params, workspace);
     }
     return prepare_rename(compiled, *document.source, params.at("position"));
   }
@@ -711,13 +878,48 @@ json LanguageServer::analyze(Document& document, std::string text) {
   document.compiled.reset();
   document.source = std::make_unique<SourceFile>(document.path, std::move(text));
   DiagnosticEngine diags;
-  document.compiled = std::make_unique<compiler::CompileResult>(check(*document.source, diags));
+  document.compiled = std::make_unique<compiler::CompileResult>(check(*document.source, diags, open_texts()));
   document.errors = diags.error_count();
   json diagnostics = json::array();
   for (const Diagnostic& diag : diags.diagnostics()) diagnostics.push_back(to_protocol(diag, *document.source));
   return {{"jsonrpc", "2.0"},
           {"method", "textDocument/publishDiagnostics"},
           {"params", {{"uri", document.uri}, {"diagnostics", std::move(diagnostics)}}}};
+}
+
+void LanguageServer::reanalyze_importers_of(const std::string& canonical_path, std::vector<json>& notifications) {
+  for (auto& [uri, document] : documents_) {
+    if (document->canonical_path != canonical_path && imports_file(*document->compiled, canonical_path)) {
+      notifications.push_back(analyze(*document, document->source->text()));
+    }
+  }
+}
+
+std::map<std::string, std::string> LanguageServer::open_texts() const {
+  Texts texts;
+  for (const auto& [uri, document] : documents_) {
+    if (document->source != nullptr) texts[document->canonical_path] = document->source->text();
+  }
+  return texts;
+}
+
+std::vector<std::string> LanguageServer::workspace_files() const {
+  std::vector<std::string> files;
+  for (const auto& [uri, document] : documents_) files.push_back(document->path);
+  for (const std::string& root : workspace_roots_) {
+    std::error_code code;
+    fs::recursive_directory_iterator walk(root, fs::directory_options::skip_permission_denied, code);
+    for (; !code && walk != fs::recursive_directory_iterator() && files.size() < kMaxWorkspaceFiles;
+         walk.increment(code)) {
+      const std::string name = walk->path().filename().string();
+      if (walk->is_directory(code)) {
+        if (name.starts_with('.') || name.starts_with("build")) walk.disable_recursion_pending();
+      } else if (walk->path().extension() == ".dpl") {
+        files.push_back(walk->path().string());
+      }
+    }
+  }
+  return files;
 }
 
 std::optional<std::string> path_of_uri(const std::string& uri) {

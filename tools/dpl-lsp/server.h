@@ -1,5 +1,6 @@
 // dpl-lsp's language server: .dpl files checked as they are edited (diagnostics with notes), their declarations
-// as document symbols, op signatures on hover, completion of ops and attributes, and go-to-definition.
+// as document symbols, op signatures on hover, completion of ops and attributes, go-to-definition, references and
+// renames (a pattern's across the files importing it).
 #pragma once
 
 #include <map>
@@ -35,11 +36,21 @@ class LanguageServer {
 
   nlohmann::json dispatch(const std::string& method, const nlohmann::json& params,
                           std::vector<nlohmann::json>& notifications);
-  // Checks `text`, the document's new text, as dplc --check does; returns the publishDiagnostics notification.
+  // Checks `text`, the document's new text, as dplc --check does (imports of open documents read from the
+  // editor's text); returns the publishDiagnostics notification.
   nlohmann::json analyze(Document& document, std::string text);
+  // Checks again the open documents that import the file (directly or not): their diagnostics depend on its text.
+  void reanalyze_importers_of(const std::string& canonical_path, std::vector<nlohmann::json>& notifications);
   Document& document_of(const nlohmann::json& params);
+  // The open documents' texts by canonical path: what checks read in place of the files on disk.
+  std::map<std::string, std::string> open_texts() const;
+  // The paths a pattern's references and renames look through: the open documents, then the .dpl files under the
+  // workspace folders (hidden directories and build trees skipped; at most kMaxWorkspaceFiles).
+  std::vector<std::string> workspace_files() const;
+  static constexpr size_t kMaxWorkspaceFiles = 5000;
 
   std::map<std::string, std::unique_ptr<Document>> documents_;  // by URI
+  std::vector<std::string> workspace_roots_;
   bool initialized_ = false;
   bool shutdown_ = false;
   bool exited_ = false;

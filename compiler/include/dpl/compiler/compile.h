@@ -1,6 +1,7 @@
 // The compiler driver: wires parse -> imports and pattern declarations -> sema -> C++ emission for one file.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <optional>
@@ -13,9 +14,17 @@
 
 namespace dpl::compiler {
 
+// Reads the file at `path` for an `import`: null (and `error`, or nothing for a missing file) when it cannot.
+using SourceReader = std::function<std::unique_ptr<SourceFile>(const std::string& path, std::string& error)>;
+
+// The file on disk: what compile() reads imports with unless told otherwise.
+std::unique_ptr<SourceFile> read_source_from_disk(const std::string& path, std::string& error);
+
 struct CompileOptions {
   EmitOptions emit;
   bool generate = true;  // false: stop after checking (dplc --check)
+  // How imports are read; the language server reads the editor's unsaved text of the files it has open.
+  SourceReader read_import = read_source_from_disk;
 };
 
 // A file read because of an `import`, kept alive as long as diagnostics may point into it.
@@ -33,7 +42,7 @@ struct CompileResult {
 };
 
 // Compiles `source`; every diagnostic of the run goes to `diags`. Imports are read relative to the directory of
-// `source.path()`.
+// `source.path()`, with `options.read_import`.
 CompileResult compile(const SourceFile& source, DiagnosticEngine& diags, const CompileOptions& options = {});
 
 // A rule file read and checked, no C++ generated (dplc --test, --verify); its diagnostics point into `source`.
