@@ -13,6 +13,7 @@
 
 #include "dpl/compiler/decision_tree.h"
 #include "dpl/compiler/match_order.h"
+#include "dpl/ir/opaque_ops.h"
 
 namespace dpl::compiler {
 
@@ -76,6 +77,7 @@ struct Needs {
   bool algorithm = false;  // std::find (group rules)
   bool utility = false;    // std::pair (multi-root rules)
   bool dominators = false;  // dpl::find_dominated_parent (dominator patterns)
+  bool opaque_ops = false;  // dpl::infer_onnx_opaque (declared ops in the onnx. namespace)
 };
 
 std::string dtype_constant(DType dtype) {
@@ -1505,6 +1507,10 @@ void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistr
       if (info.has(trait)) traits.push_back(name);
     }
     if (!traits.empty()) out.line("info.traits = " + fmt::format("{}", fmt::join(traits, " | ")) + ";");
+    if (info.infer == infer_onnx_opaque) {
+      out.line("info.infer = dpl::infer_onnx_opaque;  // the type its result_types attribute spells");
+      needs.opaque_ops = true;
+    }
     if (decl.same_as >= 0) {
       out.line("// same_as(" + decl.operands[static_cast<size_t>(decl.same_as)] + ")");
       out.line("info.infer = [](const dpl::InferInput& input, std::string&) -> dpl::TypeRef {");
@@ -1963,6 +1969,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   if (needs.dominators) source.line("#include \"dpl/ir/dominators.h\"");
   source.line("#include \"dpl/ir/graph.h\"");
   source.line("#include \"dpl/ir/op_registry.h\"");
+  if (needs.opaque_ops) source.line("#include \"dpl/ir/opaque_ops.h\"");
   source.line("#include \"dpl/rewrite/driver.h\"");
   source.blank();
   // The headers of extern predicates and rewriters, as written, each once.

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "dpl/ir/graph.h"
+#include "dpl/ir/opaque_ops.h"
 
 namespace dpl::compiler {
 
@@ -34,7 +35,8 @@ constexpr std::pair<const char*, OpTrait> kTraits[] = {
     {"injective", kInjective},     {"reduction", kReduction},     {"opaque", kOpaque},
 };
 
-std::optional<AttrKind> attr_kind(const OpDecl::Attr& attr) {
+// The attribute kinds a declaration names: each plain, and with `?` where it has an optional form.
+const std::map<std::string, std::pair<AttrKind, std::optional<AttrKind>>>& declared_kinds() {
   static const std::map<std::string, std::pair<AttrKind, std::optional<AttrKind>>> kinds = {
       {"bool", {AttrKind::Bool, std::nullopt}},
       {"int", {AttrKind::Int, AttrKind::OptInt}},
@@ -44,8 +46,12 @@ std::optional<AttrKind> attr_kind(const OpDecl::Attr& attr) {
       {"int_list", {AttrKind::IntList, AttrKind::OptIntList}},
       {"int_or_int_list", {AttrKind::IntOrIntList, std::nullopt}},
   };
-  auto it = kinds.find(attr.kind);
-  if (it == kinds.end()) return std::nullopt;
+  return kinds;
+}
+
+std::optional<AttrKind> attr_kind(const OpDecl::Attr& attr) {
+  auto it = declared_kinds().find(attr.kind);
+  if (it == declared_kinds().end()) return std::nullopt;
   return attr.optional ? it->second.second : std::optional<AttrKind>(it->second.first);
 }
 
@@ -89,10 +95,18 @@ class OpDeclarer {
       if (std::optional<AttrSpec> spec = attr_spec(decl, attr)) info.attrs.push_back(std::move(*spec));
     }
     for (size_t i = 0; i < decl.traits.size(); ++i) info.traits |= trait(decl, info, i);
-    info.infer = result_rule(decl);
+    info.infer = is_onnx_opaque_name(decl.name) ? opaque_result(decl, info) : result_rule(decl);
+    const OpInfo* known = registry_.find(decl.name);
     try {
       decl.id = registry_.add(std::move(info));
     } catch (const std::invalid_argument& error) {
+      if (known != nullptr && known->infer == infer_onnx_opaque && known->min_operands == 0 &&
+          known->max_operands < 0) {
+        diags_.error(decl.name_loc, "opaque op '" + decl.name + "' is already registered (by an ONNX import, a "
+                                    "model read or a declaration) as `" + declaration_of(*known) + "`; declare it "
+                                    "so, or load the rules before the model");
+        return;
+      }
       diags_.error(decl.name_loc, std::string(error.what()) + " (by a pass library or rule file loaded before)");
     }
   }
@@ -144,6 +158,35 @@ class OpDeclarer {
     std::string count = std::to_string(info.min_operands);
     if (info.max_operands < 0) return count + " or more";
     return count;
+  }
+
+  // An op in the onnx. namespace is an opaque ONNX op: its result type is what its last attribute, result_types,
+  // spells (dpl/ir/opaque_ops.h), so a model's calls read and print with the types they carry.
+  InferFn opaque_result(const OpDecl& decl, const OpInfo& info) {
+    if (decl.result != nullptr) {
+      diags_.error(decl.result->loc, "the result type of an opaque ONNX op (" + decl.name + ") is the one its "
+                                     "result_types attribute spells; leave '->' out");
+    }
+    if (info.attrs.empty() || info.attrs.back().name != kResultTypesAttr ||
+        info.attrs.back().kind != AttrKind::String) {
+      diags_.error(decl.name_loc, "an op in the onnx. namespace is an opaque ONNX op: declare its result type "
+                                  "attribute last, as 'result_types: string = \"\"'");
+    }
+    return infer_onnx_opaque;
+  }
+
+  // The declaration of an opaque op registered from a model, to show the user what to write.
+  static std::string declaration_of(const OpInfo& info) {
+    std::string text = "op " + info.name + "(xs...";
+    for (const AttrSpec& attr : info.attrs) {
+      for (const auto& [name, forms] : declared_kinds()) {
+        if (forms.first == attr.kind) text += ", " + attr.name + ": " + name;
+        if (forms.second == attr.kind) text += ", " + attr.name + ": " + name + "?";
+      }
+      if (!std::holds_alternative<std::monostate>(attr.default_value))
+        text += " = " + attr_value_str(attr.default_value);
+    }
+    return text + ")";
   }
 
   // `same_as(x)`: the type of operand x (not a variadic one, which may be absent); no rule: unknown.

@@ -610,14 +610,18 @@ class InstanceBuilder {
     return order;
   }
 
-  // The shape operand of reshape / broadcast_to (when the pattern leaves it open): one of the targets above; for
-  // broadcast_to, the input's shape with its unit axes repeated, or with a leading axis added.
+  // The shape operand of reshape / broadcast_to / image.resize2d (when the pattern leaves it open): one of the
+  // targets above; for broadcast_to, the input's shape with its unit axes repeated, or with a leading axis added;
+  // for resize2d, the image's last two extents doubled or kept.
   Node* shape_operand(OpId op, Node* input) {
     std::optional<std::vector<int64_t>> extents = input != nullptr ? static_extents(input->type()) : std::nullopt;
     if (!extents) return fail("the shape operand's input has no static shape");
     std::vector<std::vector<int64_t>> targets;
     if (op == op::reshape) {
       targets = reshape_targets(*extents);
+    } else if (op == op::image_resize2d) {
+      if (extents->size() != 4) return fail("the resized image is not 4-D");
+      targets = {{(*extents)[2] * 2, (*extents)[3] * 2}, {(*extents)[2], (*extents)[3]}};
     } else {
       std::vector<int64_t> repeated = *extents;
       for (int64_t& extent : repeated) extent = extent == 1 ? 2 : extent;
@@ -681,7 +685,7 @@ class InstanceBuilder {
     if (call.composite) return build_composite(*call.composite);
     if (call.ops.size() != 1) return fail("a call with op alternatives was not expanded");
     const OpInfo& info = OpRegistry::global().get(call.ops.front().id);
-    bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to;
+    bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to || info.id == op::image_resize2d;
     std::vector<Node*> operands(call.operands.size(), nullptr);
     const bool defers_leaves = defers_leaf_operands(call, takes_shape);
     for (size_t i : operand_build_order(call, defers_leaves)) {

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "dpl/import/onnx.h"
+#include "dpl/ir/analysis.h"
 #include "dpl/ir/graph.h"
+#include "dpl/text/tvmscript.h"
 
 namespace dpl::import_test {
 
@@ -40,6 +42,16 @@ inline std::map<std::string, int> op_counts(const Function& function) {
   for (const Node* node : function.nodes())
     if (!node->is_dead() && node->is_call()) ++counts[OpRegistry::global().get(node->op()).name];
   return counts;
+}
+
+// The module printed and read back (in this process, which registered any opaque ops) is the same graph.
+inline void expect_text_reads_back(const Module& module, const std::string& name) {
+  SourceFile source(name, print_module(module));
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> reread = read_module(source, diags);
+  ASSERT_NE(reread, nullptr) << diags.str();
+  EqualityResult equal = structurally_equal(*reread, module);
+  EXPECT_TRUE(equal) << equal.difference;
 }
 
 inline const Node* first_call_of(const Function& function, std::string_view op) {

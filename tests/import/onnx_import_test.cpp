@@ -2,12 +2,15 @@
 // and every kind of bad input (empty, garbage, truncated, undefined values, unsupported dtypes, wrong types).
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "dpl/interp/interpreter.h"
 #include "dpl/ir/analysis.h"
 #include "dpl/text/tvmscript.h"
 #include "import_test_util.h"
@@ -19,7 +22,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::onnx::TensorProto;
 
-// A model under construction; -1 in a shape is the symbolic dimension `n`.
+// A model under construction; negative extents in a shape are symbolic dimensions: -1 `n`, -2 `w`, -3 `m`.
 class OnnxModel {
  public:
   explicit OnnxModel(int64_t opset = 17) {
@@ -51,6 +54,15 @@ class OnnxModel {
       else
         tensor->add_float_data(static_cast<float>(value));
     }
+  }
+  // Shape(x) -> Gather -> Unsqueeze, as exporters take one extent: extent `index` of `x` as the one-element
+  // vector `name`.
+  void extent(const std::string& x, int64_t index, const std::string& name) {
+    initializer(name + "_index", TensorProto::INT64, {}, {static_cast<double>(index)});
+    initializer(name + "_axes", TensorProto::INT64, {1}, {0});
+    node("Shape", {x}, {name + "_shape"});
+    node("Gather", {name + "_shape", name + "_index"}, {name + "_scalar"});
+    node("Unsqueeze", {name + "_scalar", name + "_axes"}, {name});
   }
   ::onnx::NodeProto& node(const std::string& op_type, const std::vector<std::string>& inputs,
                           const std::vector<std::string>& outputs, const std::string& domain = "") {
@@ -84,7 +96,7 @@ class OnnxModel {
     auto* dims = tensor->mutable_shape();
     for (int64_t extent : shape) {
       if (extent < 0)
-        dims->add_dim()->set_dim_param("n");
+        dims->add_dim()->set_dim_param(std::string(1, "nwm"[-extent - 1]));
       else
         dims->add_dim()->set_dim_value(extent);
     }
@@ -250,9 +262,9 @@ TEST(OnnxImport, ComputedReshapeShapeIsKeptOpaque) {
   EXPECT_EQ(imported->module->functions()[0]->output()->type()->str(), "R.Tensor((3, 2), dtype=\"float32\")");
 }
 
-// Shape -> Slice -> Concat -> Reshape, as exporters write a flatten: opaque while the batch is symbolic, folded
-// into a literal shape (and mapped) once OnnxImportOptions::dims fixes it.
-TEST(OnnxImport, ShapeComputationsFoldWhenInputDimsAreFixed) {
+// Shape -> Slice -> Concat -> Reshape, as exporters write a flatten: a shape of the symbolic batch while it is
+// symbolic, a literal shape once OnnxImportOptions::dims fixes it.
+TEST(OnnxImport, ShapeComputationsFoldWithSymbolicOrFixedInputDims) {
   OnnxModel model;
   model.input("x", TensorProto::FLOAT, {-1, 3, 4});
   model.initializer("starts", TensorProto::INT64, {1}, {0});
@@ -266,7 +278,11 @@ TEST(OnnxImport, ShapeComputationsFoldWhenInputDimsAreFixed) {
 
   std::unique_ptr<Imported> symbolic = model.import();
   ASSERT_NE(symbolic->module, nullptr) << symbolic->diags.str();
-  EXPECT_EQ(symbolic->stats.opaque_ops.count("onnx.Shape"), 1u);
+  EXPECT_THAT(symbolic->stats.opaque_ops, IsEmpty());
+  EXPECT_EQ(symbolic->stats.mapped_nodes, 4u);
+  EXPECT_EQ(op_counts(*symbolic->module->functions()[0]), (std::map<std::string, int>{{"reshape", 1}}));
+  EXPECT_THAT(print_module(*symbolic->module), HasSubstr("y: R.Tensor((n, 12), dtype=\"float32\") = "
+                                                         "R.reshape(x, R.shape([n, -1]))"));
 
   OnnxImportOptions options;
   options.dims = {{"n", 2}};
@@ -276,6 +292,177 @@ TEST(OnnxImport, ShapeComputationsFoldWhenInputDimsAreFixed) {
   EXPECT_EQ(op_counts(*fixed->module->functions()[0]), (std::map<std::string, int>{{"reshape", 1}}));
   EXPECT_THAT(print_module(*fixed->module), HasSubstr("y: R.Tensor((2, 12), dtype=\"float32\") = "
                                                       "R.reshape(x, R.shape([2, -1]))"));
+}
+
+// Shape -> Cast -> Gather -> Unsqueeze -> Concat -> Reshape over a symbolic batch and width: the Reshape maps to a
+// shape of the model's symbols, its result has their type, the text reads back, and evaluated on a 2 x 3 x 4 x 5
+// input the reshape keeps every value in order.
+TEST(OnnxImport, SymbolicShapeComputationMapsToReshapeOfSymbols) {
+  OnnxModel model;
+  model.input("x", TensorProto::FLOAT, {-1, 3, 4, -2});
+  model.initializer("first", TensorProto::INT64, {}, {0});
+  model.initializer("axes", TensorProto::INT64, {1}, {0});
+  model.initializer("channels", TensorProto::INT64, {1}, {12});
+  model.node("Shape", {"x"}, {"shape"});
+  set_attr(model.node("Cast", {"shape"}, {"shape32"}), "to", int64_t{TensorProto::INT32});
+  model.node("Gather", {"shape32", "first"}, {"batch32"});
+  model.node("Unsqueeze", {"batch32", "axes"}, {"batch32_1"});
+  set_attr(model.node("Cast", {"batch32_1"}, {"batch"}), "to", int64_t{TensorProto::INT64});
+  model.extent("x", -1, "width");
+  set_attr(model.node("Concat", {"batch", "channels", "width"}, {"target"}), "axis", int64_t{0});
+  model.node("Reshape", {"x", "target"}, {"y"});
+  model.output("y", TensorProto::FLOAT, {-1, 12, -2});
+  std::unique_ptr<Imported> imported = model.import();
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  EXPECT_EQ(verify(*imported->module), "");
+  EXPECT_THAT(imported->stats.opaque_ops, IsEmpty());
+  EXPECT_EQ(imported->stats.mapped_nodes, 10u);
+  const Function& main = *imported->module->functions()[0];
+  EXPECT_EQ(op_counts(main), (std::map<std::string, int>{{"reshape", 1}}));
+  EXPECT_THAT(print_module(*imported->module),
+              HasSubstr("y: R.Tensor((n, 12, w), dtype=\"float32\") = R.reshape(x, R.shape([n, 12, w]))"));
+  expect_text_reads_back(*imported->module, "symbolic.relax");
+
+  InputOptions input_options;
+  input_options.dims = {{"n", 2}, {"w", 5}};
+  InputsResult inputs = random_inputs(main, 3, input_options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error;
+  EvalResult result = Interpreter().evaluate(*imported->module, main, inputs.tensors);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.value.tensor().shape(), (std::vector<int64_t>{2, 12, 5}));
+  EXPECT_EQ(result.value.tensor().values(), inputs.tensors[0].values());
+}
+
+// The first Reshape's shape is computed, so ONNX's shape inference knows nothing of its result, and dpl's knows only
+// its rank ((n, 6, w) into (n, -1)). Told the shape the Reshape mapped to, ONNX's inference gives the Relu after it
+// the batch n, and the second shape computation reads it there.
+TEST(OnnxImport, ReshapedValuesLendTheirShapeToLaterShapeComputations) {
+  OnnxModel model;
+  model.input("x", TensorProto::FLOAT, {-1, 6, -2});
+  model.initializer("rest", TensorProto::INT64, {1}, {-1});
+  model.initializer("three_rest", TensorProto::INT64, {2}, {3, -1});
+  model.extent("x", 0, "x_batch");
+  set_attr(model.node("Concat", {"x_batch", "rest"}, {"rows"}), "axis", int64_t{0});
+  model.node("Reshape", {"x", "rows"}, {"y"});
+  model.node("Relu", {"y"}, {"r"});
+  model.extent("r", 0, "r_batch");
+  set_attr(model.node("Concat", {"r_batch", "three_rest"}, {"cube"}), "axis", int64_t{0});
+  model.node("Reshape", {"r", "cube"}, {"z"});
+  model.output("z", TensorProto::FLOAT, {-1, 3, -3});
+  std::unique_ptr<Imported> imported = model.import();
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  EXPECT_THAT(imported->stats.opaque_ops, IsEmpty());
+  const std::string text = print_module(*imported->module);
+  EXPECT_THAT(text, HasSubstr("y: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
+  EXPECT_THAT(text, HasSubstr("z: R.Tensor(dtype=\"float32\", ndim=3) = R.reshape(r, R.shape([n, 3, -1]))"));
+}
+
+// Slicing a shape backwards, squeezing and unsqueezing one extent: the symbols land where ONNX's semantics put them.
+TEST(OnnxImport, ShapeSlicesAndSqueezesKeepTheirSymbols) {
+  OnnxModel model;
+  model.input("x", TensorProto::FLOAT, {-1, 3, -2});
+  model.initializer("last", TensorProto::INT64, {1}, {-1});
+  model.initializer("before_first", TensorProto::INT64, {1}, {static_cast<double>(std::numeric_limits<int64_t>::min())});
+  model.initializer("zero", TensorProto::INT64, {1}, {0});
+  model.initializer("one", TensorProto::INT64, {1}, {1});
+  model.initializer("minus_one", TensorProto::INT64, {1}, {-1});
+  model.node("Shape", {"x"}, {"shape"});
+  model.node("Slice", {"shape", "last", "before_first", "zero", "minus_one"}, {"reversed"});
+  model.node("Reshape", {"x", "reversed"}, {"y"});
+  model.node("Slice", {"shape", "zero", "one"}, {"batch1"});
+  model.node("Squeeze", {"batch1", "zero"}, {"batch"});
+  model.node("Unsqueeze", {"batch", "zero"}, {"batch_again"});
+  set_attr(model.node("Concat", {"batch_again", "minus_one"}, {"flat"}), "axis", int64_t{0});
+  model.node("Reshape", {"x", "flat"}, {"z"});
+  model.output("y", TensorProto::FLOAT, {-2, 3, -1});
+  model.output("z", TensorProto::FLOAT, {-1, -3});
+  std::unique_ptr<Imported> imported = model.import();
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  EXPECT_THAT(imported->stats.opaque_ops, IsEmpty());
+  const std::string text = print_module(*imported->module);
+  EXPECT_THAT(text, HasSubstr("y: R.Tensor((w, 3, n), dtype=\"float32\") = R.reshape(x, R.shape([w, 3, n]))"));
+  EXPECT_THAT(text, HasSubstr("z: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
+}
+
+// n * 2 would need symbolic arithmetic: beside the -1 it leaves two extents unknown, and the Reshape stays opaque
+// (so does the Shape feeding it). n * 1 is still n.
+TEST(OnnxImport, ShapeArithmeticOnSymbolsFoldsOnlyWhenTheSymbolSurvives) {
+  auto import_scaled = [](double factor) {
+    OnnxModel model;
+    model.input("x", TensorProto::FLOAT, {-1, 6});
+    model.initializer("index", TensorProto::INT64, {1}, {0});
+    model.initializer("factor", TensorProto::INT64, {1}, {factor});
+    model.initializer("rest", TensorProto::INT64, {1}, {-1});
+    model.node("Shape", {"x"}, {"shape"});
+    model.node("Gather", {"shape", "index"}, {"batch"});
+    model.node("Mul", {"batch", "factor"}, {"scaled"});
+    set_attr(model.node("Concat", {"scaled", "rest"}, {"target"}), "axis", int64_t{0});
+    model.node("Reshape", {"x", "target"}, {"y"});
+    model.output("y", TensorProto::FLOAT, {-3, static_cast<int64_t>(6 / factor)});
+    return model.import();
+  };
+  std::unique_ptr<Imported> doubled = import_scaled(2);
+  ASSERT_NE(doubled->module, nullptr) << doubled->diags.str();
+  EXPECT_EQ(doubled->stats.opaque_ops, (std::map<std::string, size_t>{{"onnx.Reshape", 1}, {"onnx.Shape", 1}}));
+  EXPECT_EQ(doubled->stats.mapped_nodes, 3u);
+
+  std::unique_ptr<Imported> same = import_scaled(1);
+  ASSERT_NE(same->module, nullptr) << same->diags.str();
+  EXPECT_THAT(same->stats.opaque_ops, IsEmpty());
+  EXPECT_THAT(print_module(*same->module),
+              HasSubstr("y: R.Tensor((n, 6), dtype=\"float32\") = R.reshape(x, R.shape([n, -1]))"));
+}
+
+// ONNX's 0 copies the input's extent (n); the one element only known at run time (w * 6) becomes -1, which the
+// element count determines. With allowzero the 0 is an extent of 0 and the unknown element might be a 0 that
+// empties the tensor, which -1 cannot stand for: the Reshape stays opaque.
+TEST(OnnxImport, ReshapeZeroCopiesTheInputExtentAndOneUnknownElementIsInferred) {
+  auto import_reshape = [](int64_t allow_zero) {
+    OnnxModel model;
+    model.input("x", TensorProto::FLOAT, {-1, 6, -2});
+    model.initializer("two", TensorProto::INT64, {1}, {2});
+    model.initializer("three", TensorProto::INT64, {1}, {3});
+    model.initializer("six", TensorProto::INT64, {1}, {6});
+    model.initializer("copy", TensorProto::INT64, {1}, {0});
+    model.node("Shape", {"x"}, {"shape"});
+    model.node("Slice", {"shape", "two", "three"}, {"width"});
+    model.node("Mul", {"width", "six"}, {"row"});
+    set_attr(model.node("Concat", {"copy", "row"}, {"target"}), "axis", int64_t{0});
+    set_attr(model.node("Reshape", {"x", "target"}, {"y"}), "allowzero", allow_zero);
+    model.output("y", TensorProto::FLOAT, {-1, -3});
+    return model.import();
+  };
+  std::unique_ptr<Imported> copied = import_reshape(0);
+  ASSERT_NE(copied->module, nullptr) << copied->diags.str();
+  EXPECT_THAT(copied->stats.opaque_ops, IsEmpty());
+  EXPECT_THAT(print_module(*copied->module),
+              HasSubstr("y: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
+
+  std::unique_ptr<Imported> zero = import_reshape(1);
+  ASSERT_NE(zero->module, nullptr) << zero->diags.str();
+  EXPECT_EQ(zero->stats.opaque_ops.count("onnx.Reshape"), 1u);
+}
+
+// A symbol only an operator's declared result has (m) is bound by no parameter, so no shape literal can use it: the
+// element is unknown, and as the only one it becomes -1.
+TEST(OnnxImport, SymbolsNoParameterBindsStayOutOfShapes) {
+  OnnxModel model;
+  model.add_domain("com.example");
+  model.input("x", TensorProto::FLOAT, {-1, 4});
+  model.initializer("zero", TensorProto::INT64, {1}, {0});
+  model.initializer("one", TensorProto::INT64, {1}, {1});
+  model.initializer("rest", TensorProto::INT64, {2}, {2, 2});
+  model.node("Grow", {"x"}, {"y"}, "com.example");  // an operator no other test registers
+  model.value_info("y", TensorProto::FLOAT, {-3, 4});
+  model.node("Shape", {"y"}, {"shape"});
+  model.node("Slice", {"shape", "zero", "one"}, {"rows"});
+  set_attr(model.node("Concat", {"rows", "rest"}, {"target"}), "axis", int64_t{0});
+  model.node("Reshape", {"y", "target"}, {"z"});
+  model.output("z", TensorProto::FLOAT, {-3, 2, 2});
+  std::unique_ptr<Imported> imported = model.import();
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  EXPECT_EQ(imported->stats.opaque_ops, (std::map<std::string, size_t>{{"onnx.com_example.Grow", 1}}));
+  EXPECT_THAT(print_module(*imported->module), HasSubstr("= R.reshape(y, R.shape([-1, 2, 2]))"));
 }
 
 TEST(OnnxImport, CustomDomainOperatorsAreOpaqueOnePerAttributeSignature) {

@@ -25,6 +25,9 @@ struct NodeCase {
   std::set<std::string> constants;   // graph inputs specialized to the test's values (shapes, axes, bounds)
 };
 
+// Resize's roi, scales and sizes: the node tests pass them as graph inputs.
+const std::set<std::string> kResizeInputs = {"roi", "scales", "sizes"};
+
 std::ostream& operator<<(std::ostream& out, const NodeCase& node_case) { return out << node_case.test; }
 
 Literal read_literal(const fs::path& path) {
@@ -130,7 +133,36 @@ INSTANTIATE_TEST_SUITE_P(
                       NodeCase{"test_mul", {"multiply"}, {}},
                       NodeCase{"test_div", {"divide"}, {}},
                       NodeCase{"test_hardsigmoid", {"multiply", "add", "clip"}, {}},
-                      NodeCase{"test_hardswish", {"multiply", "add", "clip"}, {}}),
+                      NodeCase{"test_hardswish", {"multiply", "add", "clip"}, {}},
+                      NodeCase{"test_convtranspose", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_dilations", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_kernel_shape", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_output_shape", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_pad", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_pads", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_convtranspose_with_kernel", {"nn.conv2d_transpose"}, {}},
+                      NodeCase{"test_resize_downsample_sizes_cubic", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_downsample_sizes_linear_pytorch_half_pixel", {"image.resize2d"},
+                               kResizeInputs},
+                      NodeCase{"test_resize_downsample_sizes_nearest", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn", {"image.resize2d"},
+                               kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_cubic", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", {"image.resize2d"},
+                               kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_cubic_align_corners", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_cubic_asymmetric", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_linear", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_linear_align_corners", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_scales_nearest", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_sizes_cubic", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_sizes_nearest", {"image.resize2d"}, kResizeInputs},
+                      NodeCase{"test_resize_upsample_sizes_nearest_ceil_half_pixel", {"image.resize2d"},
+                               kResizeInputs},
+                      NodeCase{"test_resize_upsample_sizes_nearest_floor_align_corners", {"image.resize2d"},
+                               kResizeInputs},
+                      NodeCase{"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", {"image.resize2d"},
+                               kResizeInputs}),
     [](const ::testing::TestParamInfo<NodeCase>& info) { return info.param.test; });
 
 // Operators without a mapping stay in the graph as opaque calls that keep their attributes and result types.
@@ -176,6 +208,31 @@ TEST(OnnxUnknownOp, ConvWithSamePaddingIsKeptOpaque) {
   const OpInfo& info = OpRegistry::global().get(conv->op());
   EXPECT_EQ(conv->attr(static_cast<size_t>(info.attr_index("auto_pad"))), AttrValue(std::string("SAME_LOWER")));
   EXPECT_EQ(conv->type()->str(), "R.Tensor((1, 1, 3, 3), dtype=\"float32\")");
+}
+
+// Resize and ConvTranspose forms the Relax ops do not express decline: the node stays an opaque call.
+TEST(OnnxUnknownOp, ResizeAndConvTransposeFormsWithoutARelaxEqualAreKeptOpaque) {
+  const std::vector<std::string> declined = {
+      "test_resize_downsample_scales_linear",  // 2 x 4 by 0.6: ONNX maps coordinates by 1/0.6, Relax by 2/1
+      "test_resize_tf_crop_and_resize",        // needs roi
+      "test_convtranspose_autopad_same",       // SAME_* padding
+      "test_convtranspose_1d",                 // only 2-D maps
+  };
+  for (const std::string& test : declined) {
+    const fs::path dir = kNodeTests / test;
+    OnnxImportOptions options;
+    const std::vector<std::string> names = input_names(dir / "model.onnx");
+    const std::vector<Literal> inputs = read_data(dir / "test_data_set_0", "input");
+    for (size_t i = 0; i < names.size() && i < inputs.size(); ++i)
+      if (kResizeInputs.contains(names[i])) options.constant_inputs[names[i]] = inputs[i];
+    std::unique_ptr<Imported> imported = import_file(dir / "model.onnx", options);
+    ASSERT_NE(imported->module, nullptr) << test << ": " << imported->diags.str();
+    const std::string op_type = test.find("resize") != std::string::npos ? "Resize" : "ConvTranspose";
+    // One opaque op (`onnx.Resize`, or `onnx.Resize_2` when another opset's Resize was registered first).
+    ASSERT_EQ(imported->stats.opaque_ops.size(), 1u) << test;
+    EXPECT_THAT(imported->stats.opaque_ops.begin()->first, ::testing::StartsWith("onnx." + op_type)) << test;
+    EXPECT_EQ(imported->stats.mapped_nodes, 0u) << test;
+  }
 }
 
 }  // namespace

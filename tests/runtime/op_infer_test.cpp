@@ -334,6 +334,66 @@ TEST_F(Infer, Convolution) {
             "nn.bias_add: bias has shape (8,) but the data has (64,) on axes [1]");
 }
 
+TEST_F(Infer, TransposedConvolution) {
+  // out = (in - 1) * stride - pads + dilation * (kernel - 1) + 1 + output_padding; channels = weight O x groups.
+  Node* x = tensor({1, 24, 16, 16});
+  Node* w = tensor({24, 8, 2, 2});
+  EXPECT_EQ(type("nn.conv2d_transpose", {x, w}, {{"strides", Ints{2, 2}}}), f32("(1, 8, 32, 32)"));
+  EXPECT_EQ(type("nn.conv2d_transpose", {x, tensor({24, 4, 3, 3})},
+                 {{"strides", Ints{2, 2}},
+                  {"padding", Ints{1, 1}},
+                  {"output_padding", Ints{1, 0}},
+                  {"groups", int64_t{3}}}),
+            f32("(1, 12, 32, 31)"));
+  EXPECT_EQ(type("nn.conv2d_transpose", {x, w}, {{"dilation", Ints{3, 3}}}), f32("(1, 8, 19, 19)"));
+  Node* nhwc = tensor({1, 16, 16, 24});
+  EXPECT_EQ(type("nn.conv2d_transpose", {nhwc, tensor({2, 2, 8, 24})},
+                 {{"strides", Ints{2, 2}},
+                  {"data_layout", std::string("NHWC")},
+                  {"kernel_layout", std::string("HWOI")}}),
+            f32("(1, 32, 32, 8)"));
+  // A symbolic extent: the rank is known, the extents are not.
+  EXPECT_EQ(type("nn.conv2d_transpose", {tensor({Dim::fixed(1), Dim::fixed(24), n, n}), w}),
+            "R.Tensor(dtype=\"float32\", ndim=4)");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, tensor({16, 8, 2, 2})}),
+            "nn.conv2d_transpose: data channels and the weight's input channels 24 and 16 differ");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"groups", int64_t{5}}}),
+            "nn.conv2d_transpose: input channels 24 are not divisible by groups 5");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"output_padding", Ints{1, 1}}}),
+            "nn.conv2d_transpose: output_padding [1, 1] must be smaller than strides [1, 1]");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"output_padding", Ints{-1}}}),
+            "nn.conv2d_transpose: output_padding [-1] must be non-negative");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"padding", Ints{9, 9}}}),
+            "nn.conv2d_transpose: padding 9 + 9 leaves no output of input extent 16");
+  EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"kernel_layout", std::string("IOHW4o")}}),
+            "nn.conv2d_transpose: unsupported kernel_layout \"IOHW4o\" (expected a permutation of OIHW)");
+}
+
+TEST_F(Infer, Resize2d) {
+  Node* x = tensor({1, 96, 4, 4});
+  EXPECT_EQ(type("image.resize2d", {x, b.shape({8, 6})}), f32("(1, 96, 8, 6)"));
+  EXPECT_EQ(type("image.resize2d", {tensor({2, 4, 4, 3}), b.shape({8, 8})},
+                 {{"layout", std::string("NHWC")}, {"method", std::string("nearest_neighbor")}}),
+            f32("(2, 8, 8, 3)"));
+  EXPECT_EQ(type("image.resize2d", {x, b.shape({8, 8})}, {{"out_dtype", std::string("float16")}}),
+            typed("(1, 96, 8, 8)", "float16"));
+  EXPECT_EQ(type("image.resize2d", {of_rank(4), b.shape({8, 8})}), "R.Tensor(dtype=\"float32\", ndim=4)");
+  EXPECT_EQ(error("image.resize2d", {x, b.shape({8})}), "image.resize2d: size must have 2 extents, got 1");
+  EXPECT_EQ(error("image.resize2d", {x, b.shape({8, 0})}), "image.resize2d: size (8, 0) must be positive");
+  EXPECT_EQ(error("image.resize2d", {tensor({4, 4}), b.shape({8, 8})}),
+            "image.resize2d: data must have rank 4, got R.Tensor((4, 4), dtype=\"float32\")");
+  EXPECT_EQ(error("image.resize2d", {x, b.shape({8, 8})}, {{"method", std::string("bilinear")}}),
+            "image.resize2d: method \"bilinear\" must be one of \"nearest_neighbor\", \"linear\", \"cubic\"");
+  // tf_crop_and_resize reads roi, which dpl does not model.
+  EXPECT_EQ(error("image.resize2d", {x, b.shape({8, 8})},
+                  {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}),
+            "image.resize2d: coordinate_transformation_mode \"tf_crop_and_resize\" must be one of \"half_pixel\", "
+            "\"align_corners\", \"asymmetric\", \"pytorch_half_pixel\", \"tf_half_pixel_for_nn\"");
+  EXPECT_EQ(error("image.resize2d", {x, b.shape({8, 8})}, {{"rounding_method", std::string("up")}}),
+            "image.resize2d: rounding_method \"up\" must be one of \"\", \"round\", \"round_prefer_floor\", "
+            "\"round_prefer_ceil\", \"floor\", \"ceil\"");
+}
+
 TEST_F(Infer, DenseAndPooling) {
   EXPECT_EQ(type("nn.dense", {tensor({4, 16}), tensor({32, 16})}), f32("(4, 32)"));
   EXPECT_EQ(error("nn.dense", {tensor({4, 16}), tensor({32, 8})}), "nn.dense: reduction dimensions 16 and 8 differ");

@@ -67,6 +67,13 @@ TEST(OpRegistry, SchemasUseTvmSpellings) {
   EXPECT_EQ(schema("nn.conv1d"),
             "strides=[1], padding=[0, 0], dilation=[1], groups=1, data_layout=\"NCW\", kernel_layout=\"OIW\", "
             "out_layout=None, out_dtype=\"void\"");
+  EXPECT_EQ(schema("nn.conv2d_transpose"),
+            "strides=[1, 1], padding=[0, 0, 0, 0], output_padding=[0, 0], dilation=[1, 1], groups=1, "
+            "data_layout=\"NCHW\", kernel_layout=\"IOHW\", out_layout=None, out_dtype=\"void\"");
+  EXPECT_EQ(schema("image.resize2d"),
+            "layout=\"NCHW\", method=\"linear\", coordinate_transformation_mode=\"half_pixel\", "
+            "rounding_method=\"round\", cubic_alpha=-0.75, cubic_exclude=0, extrapolation_value=0.0, "
+            "out_dtype=\"void\"");
   EXPECT_EQ(schema("nn.attention"), "scale=None, causal_mask=None, window_size=None");
   EXPECT_EQ(schema("take"), "axis=None, mode=\"fast\"");
   EXPECT_EQ(schema("strided_slice"), "axes=[], begin=[], end=[], strides=None, assume_inbound=False");

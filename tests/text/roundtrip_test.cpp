@@ -103,6 +103,28 @@ std::string without_default_attributes(std::string text) {
   return text;
 }
 
+// The upsampling ops of imported detection networks, as TVM spells them (image.resize2d's size is a shape
+// literal; its roi is not modelled), with and without their default attributes.
+TEST(RoundTripOps, ResizeAndTransposedConvolution) {
+  auto result = read_string(R"(# from tvm.script import relax as R
+
+@R.function
+def main(x: R.Tensor((1, 24, 8, 8), dtype="float32"), w: R.Tensor((24, 4, 2, 2), dtype="float32")) -> R.Tensor((1, 4, 32, 32), dtype="float32"):
+    up: R.Tensor((1, 24, 16, 16), dtype="float32") = R.image.resize2d(x, R.shape([16, 16]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+    y: R.Tensor((1, 4, 32, 32), dtype="float32") = R.nn.conv2d_transpose(up, w, strides=[2, 2], padding=[0, 0, 0, 0], output_padding=[0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="IOHW", out_layout="NCHW", out_dtype="void")
+    return y
+)",
+                            "upsample.relax");
+  expect_round_trip(*result);
+  ASSERT_NE(result->module, nullptr);
+  EXPECT_NE(print_module(*result->module).find(
+                "R.image.resize2d(x, R.shape([16, 16]), layout=\"NCHW\", method=\"nearest_neighbor\", "
+                "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\", cubic_alpha=-0.75, "
+                "cubic_exclude=0, extrapolation_value=0.0, out_dtype=\"void\")"),
+            std::string::npos)
+      << print_module(*result->module);
+}
+
 class ModelText : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelText, PrintsAsWritten) {

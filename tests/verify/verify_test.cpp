@@ -106,6 +106,20 @@ TEST(Verify, AWrongSmallRuleIsCaughtAndARightOnePasses) {
   EXPECT_NE(r.out.find("verified: small/double_is_add at shapes ("), std::string::npos) << r.out;
 }
 
+// image.resize2d's size operand, left open by the pattern, is the image's extents doubled: nearest-neighbour
+// resizing commutes with relu, linear interpolation does not.
+TEST(Verify, ResizeRulesGetASizeAndRelusThroughLinearResizeAreCaught) {
+  VerifyRun r = run(write_rules(
+      "resize.dpl",
+      "rule nearest: nn.relu(image.resize2d(x, s, method=\"nearest_neighbor\"))\n"
+      "  => image.resize2d(nn.relu(x), s, method=\"nearest_neighbor\");\n"
+      "rule linear: nn.relu(image.resize2d(x, s, method=\"linear\"))\n"
+      "  => image.resize2d(nn.relu(x), s, method=\"linear\");\n"));
+  EXPECT_FALSE(r.result.ok);
+  EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Unsound})) << r.out << r.messages;
+  EXPECT_NE(r.messages.find("resize.dpl:3:6: error: rule linear is unsound"), std::string::npos) << r.messages;
+}
+
 TEST(Verify, ARuleWhoseGuardNoInstanceMeetsIsNotVerifiedAndSaysSo) {
   VerifyRun r = run(write_rules("never.dpl", "rule never: add(x, y) where x.rank == 7 => subtract(x, y);\n"));
   EXPECT_TRUE(r.result.ok) << r.messages;

@@ -35,6 +35,13 @@ int main(int argc, char** argv) {
                  "over static shapes fold and map")
       ->allow_extra_args(false);
   app.add_flag("--stats", stats, "Print node counts and the operators kept opaque to standard error");
+  std::vector<std::string> keep_opaque;
+  app.add_option("--keep-opaque", keep_opaque,
+                 "Keep these ONNX operators (op types, comma-separated or repeated) as opaque calls R.onnx.<OpType> "
+                 "even where a mapping exists")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("OP[,OP...]");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +49,7 @@ int main(int argc, char** argv) {
   }
 
   dpl::OnnxImportOptions options;
+  options.keep_opaque.insert(keep_opaque.begin(), keep_opaque.end());
   for (const std::string& dim : dims) {
     const size_t equals = dim.find('=');
     const char* end = dim.c_str() + dim.size();

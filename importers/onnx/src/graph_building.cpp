@@ -44,7 +44,7 @@ Node* ImportContext::tensor_value(const std::string& name, const ::onnx::TensorP
   if (type == nullptr) return nullptr;
   const int64_t limit =
       is_float(type->dtype()) ? options_.max_float_literal_elements : options_.max_int_literal_elements;
-  if (type->static_num_elements() <= limit) {
+  if (type->static_num_elements() <= limit || literal_names_.contains(name)) {
     Literal literal;
     if (!decode_tensor(tensor, literal, error)) return nullptr;
     return function().add_constant(std::move(literal));
@@ -111,9 +111,10 @@ namespace {
 // One import: the stages of import_onnx over one parsed model, reporting into `diags`.
 class GraphImporter {
  public:
-  GraphImporter(const ::onnx::ModelProto& proto, const SourceFile& model, DiagnosticEngine& diags,
+  GraphImporter(::onnx::ModelProto& proto, const SourceFile& model, DiagnosticEngine& diags,
                 const OnnxImportOptions& options, Function& function)
-      : graph_(proto.graph()),
+      : proto_(proto),
+        graph_(proto.graph()),
         where_{&model, 0, 0, 1},
         diags_(diags),
         options_(options),
@@ -121,8 +122,13 @@ class GraphImporter {
         context_(function, options, default_opset(proto)) {}
 
   void run() {
-    for (const auto& info : graph_.value_info()) context_.declare(info.name(), type_of(info.type()));
+    declare_value_info();
     for (const auto& info : graph_.output()) context_.declare(info.name(), type_of(info.type()));
+    for (const auto& node : graph_.node()) {
+      if (!is_standard_domain(node.domain())) continue;
+      for (int i = 0; i < node.input_size(); ++i)
+        if (is_attribute_input(node.op_type(), static_cast<size_t>(i))) context_.keep_literal(node.input(i));
+    }
     bind_inputs();
     bind_initializers();
     for (int index = 0; index < graph_.node_size(); ++index) convert_node(graph_.node(index), index);
@@ -201,25 +207,66 @@ class GraphImporter {
       return;
     }
     try {
-      bind_outputs(node, convert(view));
+      if (node.op_type() == "Shape" || node.op_type() == "Reshape") reinfer_if_taught();
+      std::vector<Node*> outputs = convert(view);
+      bind_outputs(node, outputs);
+      if (node.op_type() == "Reshape" && !outputs.empty()) teach_onnx_reshape(node.output(0), outputs[0]);
     } catch (const BuildError& failure) {
       error(fmt::format("{}: {}", describe(node, index), failure.what()));
       failed_.insert(node.output().begin(), node.output().end());
     }
   }
 
-  // The node's converter when it has one and it does not decline, else an opaque call.
+  // A shape computation whose every element is known becomes a literal; otherwise the node's converter when it has
+  // one and it does not decline, else an opaque call. What is known of a shape vector is recorded on the result
+  // for its users (a Reshape then gets a shape of symbolic dims; the opaque Shape it came from is left unused).
   std::vector<Node*> convert(const NodeView& view) {
+    std::string opaque_name;
+    if (context_.options().keep_opaque.contains(view.proto.op_type())) return convert_opaque(view, opaque_name);
+    std::optional<ShapeVector> computed = infer_shape_vector(view);
+    if (computed && computed->is_static()) return {function_.add_constant(computed->literal())};
     const ::onnx::NodeProto& node = view.proto;
     Converter converter = is_standard_domain(node.domain()) ? find_converter(node.op_type()) : nullptr;
-    if (Converted outputs = converter != nullptr ? converter(view) : std::nullopt) {
-      ++stats_.mapped_nodes;
-      return *outputs;
-    }
-    std::string opaque_name;
-    std::vector<Node*> outputs = convert_opaque(view, opaque_name);
-    ++stats_.opaque_ops[opaque_name];
+    Converted converted = converter != nullptr ? converter(view) : std::nullopt;
+    std::vector<Node*> outputs = converted ? *converted : convert_opaque(view, opaque_name);
+    if (computed && outputs.size() == 1 && outputs[0] != nullptr) context_.set_shape_vector(outputs[0], *computed);
     return outputs;
+  }
+
+  void declare_value_info() {
+    for (const auto& info : graph_.value_info()) context_.declare(info.name(), type_of(info.type()));
+  }
+
+  // ONNX's shape inference does not follow a Reshape whose shape is computed: what comes after it has no declared
+  // shape, and later shape computations cannot read the batch from it. When such a Reshape mapped, its dims (the
+  // inferred type's, else the target's with -1 unknown) become the output's declared shape, and inference runs
+  // again before the next node that reads declared extents (once for a run of such Reshapes).
+  void teach_onnx_reshape(const std::string& name, const Node* value) {
+    TypeRef declared = context_.declared_type(name);
+    if ((declared != nullptr && declared->has_shape()) || !value->is_call() || value->op() != op::reshape) return;
+    TypeRef type = value->type();
+    std::span<const Dim> dims = type->has_shape() ? type->dims() : value->operands()[1]->shape_value();
+    declare_shape(proto_, name, type->dtype(), dims);
+    taught_ = true;
+  }
+
+  void reinfer_if_taught() {
+    if (!taught_) return;
+    infer_shapes(proto_);
+    declare_value_info();
+    taught_ = false;
+  }
+
+  // Opaque calls whose results nothing uses any more (shape computations that folded) are gone after compact():
+  // the statistics count the opaque calls the function keeps, one per ONNX node.
+  void count_opaque_calls() {
+    size_t opaque = 0;
+    for (const Node* node : function_.nodes()) {
+      if (node->is_dead() || !node->is_call() || !is_onnx_opaque_op(node->op())) continue;
+      ++stats_.opaque_ops[OpRegistry::global().get(node->op()).name];
+      ++opaque;
+    }
+    stats_.mapped_nodes = stats_.onnx_nodes - opaque;
   }
 
   void bind_outputs(const ::onnx::NodeProto& node, const std::vector<Node*>& outputs) {
@@ -248,8 +295,11 @@ class GraphImporter {
     if (std::find(outputs.begin(), outputs.end(), nullptr) != outputs.end() || outputs.empty()) return;
     function_.set_output(outputs.size() == 1 ? outputs[0] : function_.add_tuple(outputs));
     function_.compact();
+    count_opaque_calls();
   }
 
+  ::onnx::ModelProto& proto_;
+  bool taught_ = false;  // shapes declared since ONNX's shape inference last ran
   const ::onnx::GraphProto& graph_;
   const SourceLoc where_;
   DiagnosticEngine& diags_;

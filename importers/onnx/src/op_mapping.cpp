@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <numeric>
 #include <unordered_map>
 
@@ -82,26 +84,10 @@ Converted reshape_to(const NodeView& node, std::vector<Dim> dims) {
 }
 
 Converted convert_reshape(const NodeView& node) {
-  std::optional<std::vector<int64_t>> target = node.constant_ints(1);
-  if (!target) return std::nullopt;  // a computed shape: kept opaque
-  const bool allow_zero = node.int_attr("allowzero", 0) != 0;
-  TypeRef input = node.required(0)->type();
-  std::vector<Dim> dims;
-  for (size_t i = 0; i < target->size(); ++i) {
-    int64_t extent = (*target)[i];
-    if (extent == 0 && !allow_zero) {
-      // 0 copies the input's extent at that position.
-      if (!input->has_shape() || i >= input->dims().size()) return std::nullopt;
-      dims.push_back(input->dims()[i]);
-    } else if (extent == -1) {
-      dims.push_back(Dim::inferred());
-    } else if (extent >= 0) {
-      dims.push_back(Dim::fixed(extent));
-    } else {
-      throw BuildError(fmt::format("Reshape: bad target extent {}", extent));
-    }
-  }
-  return reshape_to(node, std::move(dims));
+  node.required(0);
+  std::optional<std::vector<Dim>> dims = reshape_target(node);
+  if (!dims) return std::nullopt;  // a shape only known at run time: kept opaque
+  return reshape_to(node, std::move(*dims));
 }
 
 // The product of static extents, or nullopt when one of them is symbolic.
@@ -151,8 +137,8 @@ Converted convert_split(const NodeView& node) {
   return outputs;
 }
 
-// Axes from the attribute (before `input_opset`) or from input 1 (from `input_opset` on). `absent` tells whether
-// the node gave none; nullopt when the input is computed.
+}  // namespace
+
 std::optional<std::vector<int64_t>> axes_of(const NodeView& node, int64_t input_opset, bool& absent) {
   if (node.opset() < input_opset) {
     std::optional<std::vector<int64_t>> axes = node.ints_attr("axes");
@@ -163,6 +149,8 @@ std::optional<std::vector<int64_t>> axes_of(const NodeView& node, int64_t input_
   if (absent) return std::vector<int64_t>{};
   return node.constant_ints(1);
 }
+
+namespace {
 
 Converted convert_squeeze(const NodeView& node, bool unsqueeze) {
   bool absent = false;
@@ -238,6 +226,118 @@ Converted convert_conv(const NodeView& node) {
                     {"groups", node.int_attr("group", 1)}});
   if (node.input(2) != nullptr) out = call(node, "nn.bias_add", {out, node.input(2)}, {{"axis", int64_t{1}}});
   return one(out);
+}
+
+// The values of input i when it is a literal constant (Resize's scales).
+std::optional<std::vector<double>> constant_values(const NodeView& node, size_t i) {
+  Node* value = node.input(i);
+  if (value == nullptr || value->kind() != NodeKind::Constant) return std::nullopt;
+  return value->literal().values;
+}
+
+// 2-D only; output_shape (spatial extents, or all four) becomes explicit padding as ONNX defines it for NOTSET.
+Converted convert_conv_transpose(const NodeView& node) {
+  TypeRef data = node.required(0)->type();
+  TypeRef weight = node.required(1)->type();
+  if (node.rank(1) != 4 || !explicit_padding(node) || !weight->has_shape()) return std::nullopt;
+  std::vector<int64_t> strides = ints_or(node, "strides", {1, 1});
+  std::vector<int64_t> dilations = ints_or(node, "dilations", {1, 1});
+  std::vector<int64_t> output_padding = ints_or(node, "output_padding", {0, 0});
+  std::vector<int64_t> pads = ints_or(node, "pads", {0, 0, 0, 0});
+  if (node.string_attr("auto_pad", "NOTSET") == "VALID") pads.assign(4, 0);
+  if (strides.size() != 2 || dilations.size() != 2 || output_padding.size() != 2 || pads.size() != 4)
+    return std::nullopt;
+  for (size_t s = 0; s < 2; ++s) {
+    const Dim kernel = weight->dims()[2 + s];
+    if (std::optional<std::vector<int64_t>> shape = node.ints_attr("kernel_shape");
+        shape && (shape->size() != 2 || !kernel.is_static() || (*shape)[s] != kernel.extent()))
+      return std::nullopt;
+  }
+  if (std::optional<std::vector<int64_t>> output_shape = node.ints_attr("output_shape")) {
+    if (output_shape->size() == 4) output_shape->erase(output_shape->begin(), output_shape->begin() + 2);
+    if (output_shape->size() != 2 || !data->has_shape() || data->rank() != 4) return std::nullopt;
+    for (size_t s = 0; s < 2; ++s) {
+      const Dim input = data->dims()[2 + s];
+      const Dim kernel = weight->dims()[2 + s];
+      if (!input.is_static() || !kernel.is_static()) return std::nullopt;
+      const int64_t total = strides[s] * (input.extent() - 1) + output_padding[s] +
+                            (kernel.extent() - 1) * dilations[s] + 1 - (*output_shape)[s];
+      // ONNX halves with Python's floor division; a negative end pad is output padding.
+      const int64_t end = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pads[s] = total - end;
+      pads[s + 2] = std::max<int64_t>(end, 0);
+      output_padding[s] += std::max<int64_t>(-end, 0);
+      if (pads[s] < 0) return std::nullopt;
+    }
+  }
+  // Relax wants output_padding below the stride (ONNX allows up to the dilation too).
+  for (size_t s = 0; s < 2; ++s)
+    if (output_padding[s] < 0 || output_padding[s] >= strides[s]) return std::nullopt;
+  Node* out = call(node, "nn.conv2d_transpose", {node.input(0), node.input(1)},
+                   {{"strides", strides},
+                    {"padding", pads},
+                    {"output_padding", output_padding},
+                    {"dilation", dilations},
+                    {"groups", node.int_attr("group", 1)}});
+  if (node.input(2) != nullptr) out = call(node, "nn.bias_add", {out, node.input(2)}, {{"axis", int64_t{1}}});
+  return one(out);
+}
+
+// The ONNX Resize attributes image.resize2d spells differently; nullopt for a value it has no equal for.
+std::optional<std::string> resize_method(const std::string& mode) {
+  if (mode == "nearest") return "nearest_neighbor";
+  if (mode == "linear" || mode == "cubic") return mode;
+  return std::nullopt;
+}
+
+// Resize (opset 11+) of a 4-D NCHW tensor by literal sizes, or by literal scales that give whole extents (Relax's
+// resize maps coordinates by the extents' ratio, ONNX by the scale: they agree only then). N and C unchanged.
+Converted convert_resize(const NodeView& node) {
+  if (node.opset() < 11 || node.int_attr("antialias", 0) != 0 || node.attr("axes") != nullptr ||
+      node.string_attr("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return std::nullopt;
+  const std::optional<std::string> method = resize_method(node.string_attr("mode", "nearest"));
+  const std::string coordinates = node.string_attr("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = node.string_attr("nearest_mode", "round_prefer_floor");
+  static constexpr std::array<std::string_view, 5> kCoordinates = {
+      "half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"};
+  static constexpr std::array<std::string_view, 4> kRoundings = {"round_prefer_floor", "round_prefer_ceil",
+                                                                  "floor", "ceil"};
+  if (!method || std::find(kCoordinates.begin(), kCoordinates.end(), coordinates) == kCoordinates.end() ||
+      std::find(kRoundings.begin(), kRoundings.end(), rounding) == kRoundings.end())
+    return std::nullopt;
+  TypeRef input = node.required(0)->type();
+  if (!input->has_shape() || input->rank() != 4) return std::nullopt;
+  std::vector<Dim> size;
+  if (node.input(3) != nullptr) {
+    std::optional<std::vector<int64_t>> sizes = node.constant_ints(3);
+    if (!sizes || sizes->size() != 4) return std::nullopt;
+    for (size_t axis = 0; axis < 4; ++axis) {
+      const Dim dim = input->dims()[axis];
+      if (axis < 2 && !(dim.is_static() && dim.extent() == (*sizes)[axis])) return std::nullopt;
+      if (axis >= 2) size.push_back(Dim::fixed((*sizes)[axis]));
+    }
+  } else {
+    std::optional<std::vector<double>> scales = constant_values(node, 2);
+    if (!scales || scales->size() != 4 || (*scales)[0] != 1.0 || (*scales)[1] != 1.0) return std::nullopt;
+    for (size_t axis = 2; axis < 4; ++axis) {
+      const Dim dim = input->dims()[axis];
+      if (!dim.is_static()) return std::nullopt;  // the output extent would be an expression of a symbol
+      const double extent = static_cast<double>(dim.extent()) * (*scales)[axis];
+      if (extent != std::floor(extent) || extent < 1.0) return std::nullopt;
+      size.push_back(Dim::fixed(static_cast<int64_t>(extent)));
+    }
+  }
+  for (const Dim& dim : size)
+    if (dim.extent() <= 0) return std::nullopt;
+  Node* shape = node.context.function().add_shape(std::move(size));
+  return one(call(node, "image.resize2d", {node.input(0), shape},
+                  {{"layout", std::string("NCHW")},
+                   {"method", *method},
+                   {"coordinate_transformation_mode", coordinates},
+                   {"rounding_method", *method == "nearest_neighbor" ? rounding : std::string("round")},
+                   {"cubic_alpha", node.float_attr("cubic_coeff_a", -0.75)},
+                   {"cubic_exclude", node.int_attr("exclude_outside", 0)}}));
 }
 
 Converted convert_pool(const NodeView& node) {
@@ -372,28 +472,15 @@ Converted convert_constant(const NodeView& node) {
   return one(result);
 }
 
-Converted convert_shape(const NodeView& node) {
-  TypeRef input = node.required(0)->type();
-  if (!input->has_shape()) return std::nullopt;
-  const auto rank = static_cast<int64_t>(input->dims().size());
-  auto clamp_index = [rank](int64_t index) { return std::clamp(index < 0 ? index + rank : index, int64_t{0}, rank); };
-  const int64_t begin = clamp_index(node.int_attr("start", 0));
-  const int64_t end = clamp_index(node.int_attr("end", rank));
-  Literal literal{DType::Int64, {std::max<int64_t>(0, end - begin)}, {}};
-  for (int64_t i = begin; i < end; ++i) {
-    Dim dim = input->dims()[static_cast<size_t>(i)];
-    if (!dim.is_static()) return std::nullopt;  // a symbolic extent: only known at run time
-    literal.values.push_back(static_cast<double>(dim.extent()));
-  }
-  return one(node.context.function().add_constant(std::move(literal)));
-}
-
 Converted convert_gather(const NodeView& node) {
   return one(call(node, "take", {node.input(0), node.input(1)}, {{"axis", node.int_attr("axis", 0)}}));
 }
 
-Converted convert_slice(const NodeView& node) {
-  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+}  // namespace
+
+std::optional<SliceBounds> slice_bounds(const NodeView& node) {
+  SliceBounds bounds;
+  std::optional<std::vector<int64_t>> starts, ends, axes;
   if (node.opset() < 10) {
     starts = node.ints_attr("starts");
     ends = node.ints_attr("ends");
@@ -402,16 +489,28 @@ Converted convert_slice(const NodeView& node) {
     starts = node.constant_ints(1);
     ends = node.constant_ints(2);
     if (node.input(3) != nullptr && !(axes = node.constant_ints(3))) return std::nullopt;
-    if (node.input(4) != nullptr && !(steps = node.constant_ints(4))) return std::nullopt;
+    if (node.input(4) != nullptr && !(bounds.steps = node.constant_ints(4))) return std::nullopt;
   }
   if (!starts || !ends) return std::nullopt;
-  if (!axes) {
-    axes.emplace(starts->size());
-    std::iota(axes->begin(), axes->end(), 0);
+  bounds.starts = std::move(*starts);
+  bounds.ends = std::move(*ends);
+  if (axes) {
+    bounds.axes = std::move(*axes);
+  } else {
+    bounds.axes.resize(bounds.starts.size());
+    std::iota(bounds.axes.begin(), bounds.axes.end(), 0);
   }
-  AttrValue strides = steps ? AttrValue(*steps) : AttrValue(std::monostate{});
+  return bounds;
+}
+
+namespace {
+
+Converted convert_slice(const NodeView& node) {
+  std::optional<SliceBounds> bounds = slice_bounds(node);
+  if (!bounds) return std::nullopt;
+  AttrValue strides = bounds->steps ? AttrValue(*bounds->steps) : AttrValue(std::monostate{});
   return one(call(node, "strided_slice", {node.input(0)},
-                  {{"axes", *axes}, {"begin", *starts}, {"end", *ends}, {"strides", strides}}));
+                  {{"axes", bounds->axes}, {"begin", bounds->starts}, {"end", bounds->ends}, {"strides", strides}}));
 }
 
 const std::unordered_map<std::string_view, Converter>& converters() {
@@ -434,6 +533,8 @@ const std::unordered_map<std::string_view, Converter>& converters() {
         {"Softmax", convert_softmax},
         {"Gemm", convert_gemm},
         {"Conv", convert_conv},
+        {"ConvTranspose", convert_conv_transpose},
+        {"Resize", convert_resize},
         {"MaxPool", convert_pool},
         {"AveragePool", convert_pool},
         {"GlobalAveragePool", convert_global_pool},
@@ -447,7 +548,6 @@ const std::unordered_map<std::string_view, Converter>& converters() {
         {"Clip", convert_clip},
         {"Cast", convert_cast},
         {"Constant", convert_constant},
-        {"Shape", convert_shape},
         {"Gather", convert_gather},
         {"Slice", convert_slice},
     };
@@ -458,6 +558,11 @@ const std::unordered_map<std::string_view, Converter>& converters() {
 }
 
 }  // namespace
+
+bool is_attribute_input(std::string_view op_type, size_t input) {
+  // Resize's roi, scales and sizes parameterize the operator: literals whatever their size.
+  return op_type == "Resize" && input >= 1;
+}
 
 Converter find_converter(std::string_view op_type) {
   auto it = converters().find(op_type);

@@ -78,12 +78,39 @@ bool parse_model(const SourceFile& model, const std::map<std::string, int64_t>& 
       if (extent != dims.end()) dim.set_dim_value(extent->second);  // replaces the dim_param (a oneof)
     }
   }
+  infer_shapes(proto);
+  return true;
+}
+
+void declare_shape(::onnx::ModelProto& proto, const std::string& name, DType dtype, std::span<const Dim> dims) {
+  ::onnx::ValueInfoProto* info = nullptr;
+  for (auto& existing : *proto.mutable_graph()->mutable_value_info())
+    if (existing.name() == name) info = &existing;  // inference left it without a shape: replaced
+  if (info == nullptr) info = proto.mutable_graph()->add_value_info();
+  info->set_name(name);
+  info->clear_type();
+  auto* tensor = info->mutable_type()->mutable_tensor_type();
+  for (int32_t onnx_dtype = TensorProto::FLOAT; onnx_dtype <= TensorProto::BFLOAT16; ++onnx_dtype)
+    if (dtype_of(onnx_dtype) == dtype) tensor->set_elem_type(onnx_dtype);
+  auto* shape = tensor->mutable_shape();
+  for (Dim dim : dims) {
+    ::onnx::TensorShapeProto::Dimension* out = shape->add_dim();  // neither value nor name: unknown
+    if (dim.is_static()) out->set_dim_value(dim.extent());
+    if (dim.is_static() || dim.is_inferred()) continue;
+    // The model's own spelling of the symbol, so that ONNX relates it to the graph inputs' dims.
+    for (const auto& input : proto.graph().input())
+      for (const auto& input_dim : input.type().tensor_type().shape().dim())
+        if (input_dim.has_dim_param() && identifier_from(input_dim.dim_param()) == dim.symbol_name())
+          out->set_dim_param(input_dim.dim_param());
+  }
+}
+
+void infer_shapes(::onnx::ModelProto& proto) {
   try {
     ::onnx::shape_inference::InferShapes(proto);
   } catch (const std::exception&) {
     // Shape inference is a help, not a requirement: the model keeps the value_info it declares.
   }
-  return true;
 }
 
 bool is_standard_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }

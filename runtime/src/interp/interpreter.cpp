@@ -437,7 +437,8 @@ std::optional<int64_t> fan_in(const Use& use) {
     case op::matmul: return weight->size() == 1 ? weight->front() : (*weight)[weight->size() - 2];
     case op::nn_dense: return weight->back();
     case op::nn_conv1d:
-    case op::nn_conv2d: {
+    case op::nn_conv2d:
+    case op::nn_conv2d_transpose: {
       const AttrValue* layout = call_attr(*use.user, "kernel_layout");
       const std::string* text = layout != nullptr ? std::get_if<std::string>(layout) : nullptr;
       const size_t out_axis = text != nullptr && text->find('O') < weight->size() ? text->find('O') : 0;

@@ -1180,6 +1180,65 @@ Value conv_kernel(const KernelArgs& args, bool one_dimensional) {
   return permute(args, out, layout_permutation(data_canonical, out_layout));
 }
 
+// Transposed convolution in NCHW x IOHW: every input element scatters the kernel, scaled, into the output at
+// (ih * stride + kh * dilation - pad_top, iw * stride + kw * dilation - pad_left).
+Value conv2d_transpose_kernel(const KernelArgs& args) {
+  const Tensor& data_in = args.tensor(0);
+  const Tensor& weight_in = args.tensor(1);
+  if (data_in.rank() != 4 || weight_in.rank() != 4) {
+    failf("{}: expected data and weight of rank 4, got {} and {}", args.op().name, data_in.type_str(),
+          weight_in.type_str());
+  }
+  const std::string data_layout = args.string_attr("data_layout", "NCHW");
+  const std::string out_layout = args.string_attr("out_layout", data_layout);
+  const Tensor data = permute(args, data_in, layout_permutation(data_layout, "NCHW"));
+  const Tensor weight = permute(args, weight_in, layout_permutation(args.string_attr("kernel_layout", "IOHW"), "IOHW"));
+  const Window w = window_attrs(args);
+  const auto [extra_h, extra_w] = pair_attr(args, "output_padding");
+  const int64_t groups = args.int_attr("groups");
+  const int64_t batch = data.shape()[0], channels = data.shape()[1], height = data.shape()[2], width = data.shape()[3];
+  const int64_t outs_per_group = weight.shape()[1], kernel_h = weight.shape()[2], kernel_w = weight.shape()[3];
+  if (groups <= 0 || weight.shape()[0] != channels || channels % groups != 0)
+    failf("{}: {} input channels do not match a weight of {} input channels with groups={}", args.op().name, channels,
+          weight.shape()[0], groups);
+  if (extra_h < 0 || extra_w < 0 || extra_h >= w.stride_h || extra_w >= w.stride_w)
+    failf("{}: output_padding must be non-negative and smaller than strides", args.op().name);
+  const int64_t out_h =
+      (height - 1) * w.stride_h + w.dilation_h * (kernel_h - 1) + 1 + extra_h - w.pad_top - w.pad_bottom;
+  const int64_t out_w =
+      (width - 1) * w.stride_w + w.dilation_w * (kernel_w - 1) + 1 + extra_w - w.pad_left - w.pad_right;
+  if (out_h <= 0 || out_w <= 0) failf("{}: the padding leaves no output", args.op().name);
+  const int64_t out_channels = outs_per_group * groups;
+  const Shape out_shape = {batch, out_channels, out_h, out_w};
+  std::vector<double> out = args.buffer(out_shape);
+  const std::vector<double> input = data.values();
+  const std::vector<double> kernel = weight.values();
+  const int64_t ins_per_group = channels / groups;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const double* in_plane = input.data() + (n * channels + c) * height * width;
+      for (int64_t o = 0; o < outs_per_group; ++o) {
+        double* out_plane = out.data() + (n * out_channels + (c / ins_per_group) * outs_per_group + o) * out_h * out_w;
+        for (int64_t kh = 0; kh < kernel_h; ++kh) {
+          for (int64_t kw = 0; kw < kernel_w; ++kw) {
+            const double weight_value = kernel[((c * outs_per_group + o) * kernel_h + kh) * kernel_w + kw];
+            for (int64_t ih = 0; ih < height; ++ih) {
+              const int64_t oh = ih * w.stride_h + kh * w.dilation_h - w.pad_top;
+              if (oh < 0 || oh >= out_h) continue;
+              for (int64_t iw = 0; iw < width; ++iw) {
+                const int64_t ow = iw * w.stride_w + kw * w.dilation_w - w.pad_left;
+                if (ow >= 0 && ow < out_w) out_plane[oh * out_w + ow] += weight_value * in_plane[ih * width + iw];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  const Tensor result = Tensor::from_values(result_dtype(args, data, weight), out_shape, std::move(out));
+  return permute(args, result, layout_permutation("NCHW", out_layout));
+}
+
 // Pool output extent as the op registry infers it (ceil mode rounds the window count up; windows that start in
 // the bottom/right padding average over their in-image part).
 int64_t pool_output_extent(int64_t input, int64_t pad_begin, int64_t pad_end, int64_t kernel, int64_t stride,
@@ -1276,6 +1335,131 @@ Value adaptive_avg_pool2d_kernel(const KernelArgs& args) {
   }
   const Tensor result = Tensor::from_values(x.dtype(), out_shape, std::move(out));
   return permute(args, result, layout_permutation("NCHW", out_layout));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Image resizing
+
+// How image.resize2d samples: its method, coordinate transformation, nearest rounding and cubic parameters.
+struct ResizeMode {
+  std::string method;
+  std::string coordinates;
+  std::string rounding;
+  double cubic_alpha = -0.75;
+  bool cubic_exclude = false;
+};
+
+// The input positions one output coordinate reads along an axis (clamped into the image) and their weights.
+struct Taps {
+  std::array<int64_t, 4> index{};
+  std::array<double, 4> weight{};
+  int count = 0;
+};
+
+// Where output coordinate `x` of `out` samples an axis of `in` elements. Products come before the division, so an
+// exact ratio gives an exact coordinate (asymmetric 3 * 2 / 6 is 1, where 3 * (2 / 6) is 0.999...).
+double source_coordinate(std::string_view mode, int64_t x, int64_t in, int64_t out) {
+  const auto position = static_cast<double>(x);
+  const auto in_extent = static_cast<double>(in);
+  const auto out_extent = static_cast<double>(out);
+  if (mode == "half_pixel") return (position + 0.5) * in_extent / out_extent - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (position + 0.5) * in_extent / out_extent - 0.5 : 0.0;
+  if (mode == "align_corners") return out > 1 ? position * (in_extent - 1) / (out_extent - 1) : 0.0;
+  if (mode == "tf_half_pixel_for_nn") return (position + 0.5) * in_extent / out_extent;
+  if (mode == "asymmetric") return position * in_extent / out_extent;
+  failf("image.resize2d: unsupported coordinate_transformation_mode \"{}\"", mode);
+}
+
+// The nearest input position; "round" (TVM's default) rounds half to even.
+double nearest_position(std::string_view rounding, double x) {
+  if (rounding == "round_prefer_floor") return std::ceil(x - 0.5);
+  if (rounding == "round_prefer_ceil") return std::floor(x + 0.5);
+  if (rounding == "floor") return std::floor(x);
+  if (rounding == "ceil") return std::ceil(x);
+  return std::nearbyint(x);
+}
+
+// Keys' cubic convolution weight at distance `d` with coefficient `alpha`.
+double cubic_weight(double alpha, double d) {
+  d = std::fabs(d);
+  if (d <= 1.0) return ((alpha + 2.0) * d - (alpha + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((alpha * d - 5.0 * alpha) * d + 8.0 * alpha) * d - 4.0 * alpha;
+  return 0.0;
+}
+
+Taps taps_along(const ResizeMode& mode, int64_t x, int64_t in, int64_t out) {
+  const double source = source_coordinate(mode.coordinates, x, in, out);
+  Taps taps;
+  auto add = [&](int64_t index, double weight) {
+    taps.index[taps.count] = std::clamp<int64_t>(index, 0, in - 1);
+    taps.weight[taps.count++] = weight;
+  };
+  if (mode.method == "nearest_neighbor") {
+    add(static_cast<int64_t>(nearest_position(mode.rounding, source)), 1.0);
+    return taps;
+  }
+  const double floor = std::floor(source);
+  const double t = source - floor;
+  const auto first = static_cast<int64_t>(floor);
+  if (mode.method == "linear") {
+    add(first, 1.0 - t);
+    add(first + 1, t);
+    return taps;
+  }
+  if (mode.method != "cubic") failf("image.resize2d: unsupported method \"{}\"", mode.method);
+  double total = 0.0;
+  for (int64_t k = -1; k <= 2; ++k) {
+    const bool outside = first + k < 0 || first + k >= in;
+    const double weight =
+        mode.cubic_exclude && outside ? 0.0 : cubic_weight(mode.cubic_alpha, t - static_cast<double>(k));
+    add(first + k, weight);
+    total += weight;
+  }
+  // cubic_exclude drops the taps outside the image and renormalizes the rest.
+  if (mode.cubic_exclude && total != 0.0)
+    for (double& weight : taps.weight) weight /= total;
+  return taps;
+}
+
+// Each output element is the tap-weighted sum of the input elements its row and column taps select.
+Value resize2d_kernel(const KernelArgs& args) {
+  const std::string layout = args.string_attr("layout", "NCHW");
+  if (args.tensor(0).rank() != 4) failf("{} expects a 4-D input, got {}", args.op().name, args.tensor(0).type_str());
+  const Tensor x = permute(args, args.tensor(0), layout_permutation(layout, "NCHW"));
+  const Shape size = args.shape_operand(1);
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
+    failf("{}: size must be two positive extents, got {}", args.op().name, shape_str(size));
+  const ResizeMode mode{args.string_attr("method", "linear"),
+                        args.string_attr("coordinate_transformation_mode", "half_pixel"),
+                        args.string_attr("rounding_method", "round"), args.float_attr("cubic_alpha"),
+                        args.int_attr("cubic_exclude") != 0};
+  const int64_t planes = x.shape()[0] * x.shape()[1], height = x.shape()[2], width = x.shape()[3];
+  const int64_t out_h = size[0], out_w = size[1];
+  const Shape out_shape = {x.shape()[0], x.shape()[1], out_h, out_w};
+  if (height == 0 || width == 0) failf("{}: cannot resize an empty image", args.op().name);
+  std::vector<double> out = args.buffer(out_shape);
+  std::vector<Taps> rows, columns;
+  for (int64_t oh = 0; oh < out_h; ++oh) rows.push_back(taps_along(mode, oh, height, out_h));
+  for (int64_t ow = 0; ow < out_w; ++ow) columns.push_back(taps_along(mode, ow, width, out_w));
+  const std::vector<double> input = x.values();
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const double* in_plane = input.data() + plane * height * width;
+    double* out_plane = out.data() + plane * out_h * out_w;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const Taps& row = rows[static_cast<size_t>(oh)];
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const Taps& column = columns[static_cast<size_t>(ow)];
+        double sum = 0.0;
+        for (int r = 0; r < row.count; ++r)
+          for (int k = 0; k < column.count; ++k)
+            sum += row.weight[r] * column.weight[k] * in_plane[row.index[r] * width + column.index[k]];
+        out_plane[oh * out_w + ow] = sum;
+      }
+    }
+  }
+  const DType dtype = args.dtype_attr("out_dtype").value_or(x.dtype());
+  const Tensor result = Tensor::from_values(dtype, out_shape, std::move(out));
+  return permute(args, result, layout_permutation("NCHW", layout));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1552,12 +1736,14 @@ BuiltinKernel builtin_kernel(OpId id) {
     case op::nn_batch_norm: return batch_norm_kernel;
     case op::nn_conv1d: return [](A a) { return conv_kernel(a, true); };
     case op::nn_conv2d: return [](A a) { return conv_kernel(a, false); };
+    case op::nn_conv2d_transpose: return conv2d_transpose_kernel;
     case op::nn_bias_add: return bias_add_kernel;
     case op::nn_dense: return dense_kernel;
     case op::nn_max_pool2d: return [](A a) { return pool2d_kernel(a, true); };
     case op::nn_avg_pool2d: return [](A a) { return pool2d_kernel(a, false); };
     case op::nn_adaptive_avg_pool2d: return adaptive_avg_pool2d_kernel;
     case op::nn_attention: return attention_kernel;
+    case op::image_resize2d: return resize2d_kernel;
     default: return nullptr;
   }
 }

@@ -289,8 +289,9 @@ class Ctx {
     return true;
   }
 
-  // Reads a spatial list attribute given with 1 or `spatial` values.
-  bool spatial_list(size_t attr_index, std::string_view name, int spatial, std::vector<int64_t>& out) {
+  // Reads a spatial list attribute given with 1 or `spatial` values, each at least `minimum`.
+  bool spatial_list(size_t attr_index, std::string_view name, int spatial, std::vector<int64_t>& out,
+                    int64_t minimum = 1) {
     const std::vector<int64_t>& values = list_attr(attr_index);
     if (values.size() == 1) {
       out.assign(static_cast<size_t>(spatial), values[0]);
@@ -301,8 +302,8 @@ class Ctx {
       return false;
     }
     for (int64_t value : out) {
-      if (value <= 0) {
-        fail(fmt::format("{} {} must be positive", name, list_str(values)));
+      if (value < minimum) {
+        fail(fmt::format("{} {} must be {}", name, list_str(values), minimum > 0 ? "positive" : "non-negative"));
         return false;
       }
     }
@@ -348,6 +349,21 @@ class Ctx {
     }
     if (window.ceil_mode) numerator += window.stride - 1;
     out = Dim::fixed(numerator / window.stride + 1);
+    return true;
+  }
+
+  // The output extent of a transposed convolution over `input`: each input step moves the window by the stride.
+  bool transposed_window_output(Dim input, const Window& window, int64_t output_padding, std::optional<Dim>& out) {
+    out.reset();
+    if (!input.is_static()) return true;
+    int64_t extent = (input.extent() - 1) * window.stride + window.dilation * (window.kernel - 1) + 1 +
+                     output_padding - window.pad_before - window.pad_after;
+    if (extent <= 0) {
+      fail(fmt::format("padding {} + {} leaves no output of input extent {}", window.pad_before, window.pad_after,
+                       input.extent()));
+      return false;
+    }
+    out = Dim::fixed(extent);
     return true;
   }
 
@@ -1044,30 +1060,41 @@ TypeRef infer_batch_norm(const InferInput& in, std::string& error) {
   return Type::tuple(fields);
 }
 
-// conv1d / conv2d: data (N, C, spatial...), weight (O, I, kernel...) in any letter order the layouts give.
-template <OpId kOp, int kSpatial>
+// conv1d / conv2d / conv2d_transpose: data (N, C, spatial...), weight (O, I, kernel...) in any letter order the
+// layouts give. conv2d_transpose's attributes are conv2d's with output_padding after padding; its weight is
+// (in channels, out channels / groups, kernel...), IOHW by default.
+template <OpId kOp, int kSpatial, bool kTranspose = false>
 TypeRef infer_conv(const InferInput& in, std::string& error) {
   DPL_INFER_BEGIN(kOp);
   constexpr std::string_view kDataLetters = kSpatial == 1 ? "NCW" : "NCHW";
   constexpr std::string_view kKernelLetters = kSpatial == 1 ? "OIW" : "OIHW";
+  constexpr size_t kShift = kTranspose ? 1 : 0;  // attributes after output_padding move one place
   TypeRef data = c.tensor(0, "data");
   if (data == nullptr) return nullptr;
   TypeRef weight = c.tensor(1, "weight");
   if (weight == nullptr) return nullptr;
-  std::vector<int64_t> strides, dilation;
+  std::vector<int64_t> strides, dilation, output_padding(kSpatial, 0);
   std::vector<Window> windows(kSpatial);
   if (!c.spatial_list(0, "strides", kSpatial, strides) || !c.padding_list(1, kSpatial, windows) ||
-      !c.spatial_list(2, "dilation", kSpatial, dilation))
+      !c.spatial_list(2 + kShift, "dilation", kSpatial, dilation))
     return nullptr;
-  int64_t groups = c.int_attr(3);
+  if constexpr (kTranspose) {
+    if (!c.spatial_list(2, "output_padding", kSpatial, output_padding, 0)) return nullptr;
+    for (int s = 0; s < kSpatial; ++s)
+      if (output_padding[s] >= strides[s])
+        return c.fail(fmt::format("output_padding {} must be smaller than strides {}", list_str(output_padding),
+                                  list_str(strides)));
+  }
+  int64_t groups = c.int_attr(3 + kShift);
   if (groups <= 0) return c.fail(fmt::format("groups {} must be positive", groups));
   std::vector<int> data_pos, kernel_pos, out_pos;
-  const std::string* out_layout = c.opt_string_attr(6);
-  if (!parse_layout(c, "data_layout", c.string_attr(4), kDataLetters, data_pos) ||
-      !parse_layout(c, "kernel_layout", c.string_attr(5), kKernelLetters, kernel_pos) ||
-      !parse_layout(c, "out_layout", out_layout ? *out_layout : c.string_attr(4), kDataLetters, out_pos))
+  const std::string& data_layout = c.string_attr(4 + kShift);
+  const std::string* out_layout = c.opt_string_attr(6 + kShift);
+  if (!parse_layout(c, "data_layout", data_layout, kDataLetters, data_pos) ||
+      !parse_layout(c, "kernel_layout", c.string_attr(5 + kShift), kKernelLetters, kernel_pos) ||
+      !parse_layout(c, "out_layout", out_layout ? *out_layout : data_layout, kDataLetters, out_pos))
     return nullptr;
-  DType dtype = c.dtype_attr(7);
+  DType dtype = c.dtype_attr(7 + kShift);
   if (dtype == DType::Unknown && !c.join_dtypes(data->dtype(), weight->dtype(), dtype)) return nullptr;
   constexpr int kRank = kSpatial + 2;
   if (data->rank() >= 0 && data->rank() != kRank)
@@ -1081,11 +1108,21 @@ TypeRef infer_conv(const InferInput& in, std::string& error) {
   Dim in_channels = data_dim(1);
   Dim out_channels = kernel_dim(0);
   Dim kernel_in = kernel_dim(1);
-  if (in_channels.is_static() && kernel_in.is_static() && in_channels.extent() != kernel_in.extent() * groups)
-    return c.fail(fmt::format("data has {} channels but the weight expects {} (in-channels {} x groups {})",
-                              in_channels.extent(), kernel_in.extent() * groups, kernel_in.extent(), groups));
-  if (out_channels.is_static() && out_channels.extent() % groups != 0)
-    return c.fail(fmt::format("output channels {} are not divisible by groups {}", out_channels.extent(), groups));
+  if constexpr (kTranspose) {
+    if (!c.expect_same(in_channels, kernel_in, "data channels and the weight's input channels")) return nullptr;
+    if (in_channels.is_static() && in_channels.extent() % groups != 0)
+      return c.fail(fmt::format("input channels {} are not divisible by groups {}", in_channels.extent(), groups));
+    if (out_channels.is_static())
+      out_channels = Dim::fixed(out_channels.extent() * groups);
+    else if (groups != 1)
+      return Type::tensor_of_rank(dtype, kRank);  // a symbol times groups: no Dim says that
+  } else {
+    if (in_channels.is_static() && kernel_in.is_static() && in_channels.extent() != kernel_in.extent() * groups)
+      return c.fail(fmt::format("data has {} channels but the weight expects {} (in-channels {} x groups {})",
+                                in_channels.extent(), kernel_in.extent() * groups, kernel_in.extent(), groups));
+    if (out_channels.is_static() && out_channels.extent() % groups != 0)
+      return c.fail(fmt::format("output channels {} are not divisible by groups {}", out_channels.extent(), groups));
+  }
 
   Dims out(kRank, Dim::fixed(0));
   out[out_pos[0]] = data_dim(0);
@@ -1097,7 +1134,9 @@ TypeRef infer_conv(const InferInput& in, std::string& error) {
     windows[s].stride = strides[s];
     windows[s].dilation = dilation[s];
     std::optional<Dim> extent;
-    if (!c.window_output(data_dim(2 + s), windows[s], extent)) return nullptr;
+    if (!(kTranspose ? c.transposed_window_output(data_dim(2 + s), windows[s], output_padding[s], extent)
+                     : c.window_output(data_dim(2 + s), windows[s], extent)))
+      return nullptr;
     if (!extent) return Type::tensor_of_rank(dtype, kRank);
     out[out_pos[2 + s]] = *extent;
   }
@@ -1200,6 +1239,47 @@ TypeRef infer_adaptive_avg_pool2d(const InferInput& in, std::string& error) {
   return Type::tensor(x->dtype(), out);
 }
 
+// Fails unless `value` is one of `choices`: "method \"x\" must be one of \"a\", \"b\"".
+bool check_choice(Ctx& c, std::string_view attr_name, const std::string& value,
+                  std::initializer_list<std::string_view> choices) {
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return true;
+  std::string listed;
+  for (std::string_view choice : choices) listed += fmt::format("{}\"{}\"", listed.empty() ? "" : ", ", choice);
+  c.fail(fmt::format("{} \"{}\" must be one of {}", attr_name, value, listed));
+  return false;
+}
+
+// image.resize2d(data, size): the data's batch and channels, the size's two extents at the layout's H and W.
+TypeRef infer_resize2d(const InferInput& in, std::string& error) {
+  DPL_INFER_BEGIN(op::image_resize2d);
+  TypeRef x = c.tensor(0, "data");
+  if (x == nullptr) return nullptr;
+  ShapeInfo size;
+  if (!c.shape(1, "size", false, size)) return nullptr;
+  if (size.rank >= 0 && size.rank != 2) return c.fail(fmt::format("size must have 2 extents, got {}", size.rank));
+  std::vector<int> pos;
+  if (!parse_layout(c, "layout", c.string_attr(0), "NCHW", pos) ||
+      !check_choice(c, "method", c.string_attr(1), {"nearest_neighbor", "linear", "cubic"}) ||
+      !check_choice(c, "coordinate_transformation_mode", c.string_attr(2),
+                    {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) ||
+      !check_choice(c, "rounding_method", c.string_attr(3),
+                    {"", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
+    return nullptr;
+  DType dtype = c.dtype_attr(7);
+  if (dtype == DType::Unknown) dtype = x->dtype();
+  if (x->rank() >= 0 && x->rank() != 4) return c.fail(fmt::format("data must have rank 4, got {}", x->str()));
+  if (size.known) {
+    for (const Dim& dim : size.dims)
+      if (dim.is_static() && dim.extent() <= 0)
+        return c.fail(fmt::format("size {} must be positive", dims_str(size.dims)));
+  }
+  if (!x->has_shape() || !size.known) return Type::tensor_of_rank(dtype, 4);
+  Dims out(x->dims().begin(), x->dims().end());
+  out[pos[2]] = size.dims[0];
+  out[pos[3]] = size.dims[1];
+  return Type::tensor(dtype, out);
+}
+
 TypeRef infer_attention(const InferInput& in, std::string& error) {
   DPL_INFER_BEGIN(op::nn_attention);
   TypeRef q = c.tensor(0, "query");
@@ -1292,6 +1372,13 @@ std::vector<AttrSpec> conv_attrs(int spatial, std::string data_layout, std::stri
           attr("kernel_layout", AttrKind::String, std::move(kernel_layout)),
           attr("out_layout", AttrKind::OptString, None),
           attr("out_dtype", AttrKind::DType, std::string("void"))};
+}
+
+// conv2d's attributes with output_padding after padding, and the weight in IOHW.
+std::vector<AttrSpec> conv_transpose_attrs() {
+  std::vector<AttrSpec> attrs = conv_attrs(2, "NCHW", "IOHW");
+  attrs.insert(attrs.begin() + 2, attr("output_padding", AttrKind::IntList, Ints{0, 0}));
+  return attrs;
 }
 
 std::vector<AttrSpec> pool2d_attrs() {
@@ -1401,6 +1488,8 @@ std::vector<OpInfo> builtin_ops() {
                attr("momentum", AttrKind::Float, 0.1), attr("training", AttrKind::Bool, true)}),
       make_op(op::nn_conv1d, 2, 2, kOpaque, infer_conv<op::nn_conv1d, 1>, conv_attrs(1, "NCW", "OIW")),
       make_op(op::nn_conv2d, 2, 2, kOpaque, infer_conv<op::nn_conv2d, 2>, conv_attrs(2, "NCHW", "OIHW")),
+      make_op(op::nn_conv2d_transpose, 2, 2, kOpaque, infer_conv<op::nn_conv2d_transpose, 2, true>,
+              conv_transpose_attrs()),
       make_op(op::nn_bias_add, 2, 2, kBroadcast, infer_bias_add, {attr("axis", AttrKind::Int, int64_t{1})}),
       make_op(op::nn_dense, 2, 2, kOpaque, infer_dense,
               {attr("units", AttrKind::OptInt, None), attr("out_dtype", AttrKind::DType, kVoid)}),
@@ -1412,6 +1501,14 @@ std::vector<OpInfo> builtin_ops() {
       make_op(op::nn_attention, 3, 4, kOpaque, infer_attention,
               {attr("scale", AttrKind::OptFloat, None), attr("causal_mask", AttrKind::OptString, None),
                attr("window_size", AttrKind::OptInt, None)}),
+      // TVM's roi (a float list, read only by tf_crop_and_resize) is not an attribute: dpl has no float lists.
+      make_op(op::image_resize2d, 2, 2, kOpaque, infer_resize2d,
+              {attr("layout", AttrKind::String, std::string("NCHW")),
+               attr("method", AttrKind::String, std::string("linear")),
+               attr("coordinate_transformation_mode", AttrKind::String, std::string("half_pixel")),
+               attr("rounding_method", AttrKind::String, std::string("round")),
+               attr("cubic_alpha", AttrKind::Float, -0.75), attr("cubic_exclude", AttrKind::Int, int64_t{0}),
+               attr("extrapolation_value", AttrKind::Float, 0.0), attr("out_dtype", AttrKind::DType, kVoid)}),
   };
   return ops;
 }

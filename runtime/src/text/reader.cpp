@@ -11,7 +11,9 @@
 //              after it. A function without a dataflow block is read with set_dataflow_block(false).
 //   binding    `name: TYPE = EXPR` or `name = EXPR`; `name = other` binds the same node (an alias).
 //   EXPR       `R.op(operands..., attr=value, ...)` for every op in the OpRegistry (attributes by keyword only,
-//              checked against the op's AttrSpec list, missing ones take defaults); `R.const(2.0, "float32")`,
+//              checked against the op's AttrSpec list, missing ones take defaults); `R.onnx.X(..., result_types=
+//              "float32:1,n")`, an opaque ONNX op, registered from its calls when unknown (opaque_calls.h);
+//              `R.const(2.0, "float32")`,
 //              `R.const(1.0)` (float32), `R.const(2, "int32")`, `R.const([[1, 2]], "int64")`;
 //              `R.shape([1, 11, 768])` (`-1` = inferred extent); tuples `(a, b)`, `(a,)`, `()`; `t[0]`;
 //              `cls.f(args)` / `Module.f(args)` (the callee may be defined later in the class; it is read first);
@@ -49,9 +51,11 @@
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
+#include "dpl/ir/opaque_ops.h"
 #include "dpl/text/tvmscript.h"
 #include "lexer.h"
 #include "name_table.h"
+#include "opaque_calls.h"
 
 namespace dpl {
 namespace {
@@ -228,6 +232,7 @@ class Reader {
   }
 
   std::unique_ptr<Module> read() {
+    text::register_opaque_calls(cur_.lexer.file(), diags_);
     try {
       read_file();
     } catch (const TooManyErrors&) {
@@ -1076,6 +1081,10 @@ class Reader {
                                  std::end(kUnsupported) ||
                              path.starts_with("builtin.") || path.starts_with("vm.") || path.starts_with("memory.");
       if (known_tvm) fail_at(where, "R." + path + " is not supported: dpl reads graph-level Relax ops only");
+      if (is_onnx_opaque_name(path)) {
+        fail_at(where, "unknown op 'R." + path + "': a call in the onnx. namespace is read as an opaque ONNX op when "
+                       "it gives the result_types attribute (on its first call)");
+      }
       fail_at(where, "unknown op 'R." + path + "'");
     }
     return parse_op_call(*info, where, depth);
@@ -1116,6 +1125,13 @@ class Reader {
           message = "attribute '" + spec.name + "' of " + callee() + ": unknown dtype " + attr_value_str(value);
         }
         fail_at(span(value_first, prev_), std::move(message));
+      }
+      if (const auto* spelling = std::get_if<std::string>(&value);
+          spelling != nullptr && spec.name == kResultTypesAttr && is_onnx_opaque_op(info.id)) {
+        std::string error;
+        if (parse_result_types(*spelling, error) == nullptr) {
+          fail_at(span(value_first, prev_), callee() + ": " + error);
+        }
       }
       attrs[index] = std::move(value);
     });

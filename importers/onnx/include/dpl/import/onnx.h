@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "dpl/ir/graph.h"
+#include "dpl/ir/opaque_ops.h"  // is_onnx_opaque_op: the ops of the calls kept opaque
 #include "dpl/support/diagnostics.h"
 
 namespace dpl {
@@ -27,6 +29,9 @@ struct OnnxImportOptions {
   // or as printed, `p2o_DynamicDimension_0`). With every input static, the shape computations of an exported
   // model (Shape, Slice, Concat, Cast feeding a Reshape) fold into literals and map.
   std::map<std::string, int64_t> dims;
+  // Operator types (`Resize`, any domain) kept as opaque calls even where a mapping exists: for rules of your own
+  // over the operator as ONNX spells it, or a backend that implements it.
+  std::set<std::string> keep_opaque;
 };
 
 // What an import produced, for tools and tests.
@@ -34,7 +39,8 @@ struct OnnxImportStats {
   size_t onnx_nodes = 0;    // nodes of the ONNX graph, Constant nodes included
   size_t mapped_nodes = 0;  // nodes mapped to registered dpl ops (or folded into literals / aliases)
   size_t weights = 0;       // initializers and Constant tensors that became parameters
-  // Operators kept as opaque calls (`R.onnx.<OpType>`), with how many nodes each.
+  // Operators kept as opaque calls (`R.onnx.<OpType>`), with how many nodes each: the calls the function keeps (an
+  // opaque Shape whose every user folded its value into a literal or a shape is gone, and counts as mapped).
   std::map<std::string, size_t> opaque_ops;
 };
 
@@ -49,8 +55,5 @@ std::unique_ptr<Module> import_onnx(const SourceFile& model, DiagnosticEngine& d
 // Reads a serialized ONNX TensorProto (the input_N.pb / output_N.pb files of ONNX's backend test data) into
 // `literal`; false with `error` set on bytes that are not a tensor or hold a dtype dpl has no dtype for.
 bool read_onnx_tensor(const SourceFile& file, Literal& literal, std::string& error);
-
-// True when `op` is an opaque op that import_onnx registered (its name starts with "onnx.").
-bool is_onnx_opaque_op(OpId op);
 
 }  // namespace dpl
