@@ -96,5 +96,13 @@ if [[ -e "$onnx_model" ]]; then
   section "the first bindings of the imported function"
   grep -m 8 -E '^[[:space:]]+[A-Za-z_][A-Za-z0-9_]*: .+ = ' "$build_dir/demo-import.relax" | cut -c 1-160
   printf '... %s bindings\n' "$(count_bindings <"$build_dir/demo-import.relax")"
+  # The printed file, opaque R.onnx.* calls included, is read back by another process and rewritten.
+  banner "The imported network rewritten: dpl-opt -p models_partition_conv_bn --stats"
+  "$build_dir/tools/dpl-opt/dpl-opt" -p models_partition_conv_bn --stats "$build_dir/demo-import.relax" \
+    -o "$build_dir/demo-import-partitioned.relax"
+  printf '%s composite functions; %s opaque calls kept\n' \
+    "$(grep -c '"Composite"' "$build_dir/demo-import-partitioned.relax")" \
+    "$(grep -c 'R\.onnx\.' "$build_dir/demo-import-partitioned.relax")"
 fi
-rm -f "$build_dir"/demo-stats.txt "$build_dir"/demo-output.relax "$build_dir"/demo-model.relax "$build_dir"/demo-import.relax
+rm -f "$build_dir"/demo-stats.txt "$build_dir"/demo-output.relax "$build_dir"/demo-model.relax "$build_dir"/demo-import.relax \
+  "$build_dir"/demo-import-partitioned.relax
