@@ -44,14 +44,17 @@ inline std::map<std::string, int> op_counts(const Function& function) {
   return counts;
 }
 
-// The module printed and read back (in this process, which registered any opaque ops) is the same graph.
+// The module printed and read back (in this process, which registered any opaque ops) is the same graph and
+// prints the same text.
 inline void expect_text_reads_back(const Module& module, const std::string& name) {
-  SourceFile source(name, print_module(module));
+  const std::string text = print_module(module);
+  SourceFile source(name, text);
   DiagnosticEngine diags;
   std::unique_ptr<Module> reread = read_module(source, diags);
   ASSERT_NE(reread, nullptr) << diags.str();
   EqualityResult equal = structurally_equal(*reread, module);
   EXPECT_TRUE(equal) << equal.difference;
+  EXPECT_EQ(print_module(*reread), text);  // and prints the same text again
 }
 
 inline const Node* first_call_of(const Function& function, std::string_view op) {

