@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -186,8 +187,9 @@ std::string canonical(const std::string& path) {
   return code ? path : resolved.string();
 }
 
-// What a check reads instead of the disk: the open documents' texts (and a rename's renamed ones) by canonical path.
-using Texts = std::map<std::string, std::string>;
+// What a check reads instead of the disk: the open documents' texts (and a rename's renamed ones) by canonical path,
+// viewed where they are kept (checking a document does not copy every open document's text).
+using Texts = std::map<std::string, std::string_view>;
 
 // Checks a .dpl text as dplc --check does (no code generated), its imports read from `texts` where they are there.
 compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags, const Texts& texts) {
@@ -196,7 +198,7 @@ compiler::CompileResult check(const SourceFile& source, DiagnosticEngine& diags,
   options.read_import = [&texts](const std::string& path, std::string& error) -> std::unique_ptr<SourceFile> {
     const auto found = texts.find(canonical(path));
     if (found == texts.end()) return compiler::read_source_from_disk(path, error);
-    return std::make_unique<SourceFile>(path, found->second);
+    return std::make_unique<SourceFile>(path, std::string(found->second));
   };
   return compiler::compile(source, diags, options);
 }
@@ -245,7 +247,7 @@ std::vector<SeeingFile> files_seeing(const std::string& declaring_path, const Wo
     file.path = path;
     const auto open = workspace.texts.find(key);
     std::string error;
-    file.source = open != workspace.texts.end() ? std::make_unique<SourceFile>(path, open->second)
+    file.source = open != workspace.texts.end() ? std::make_unique<SourceFile>(path, std::string(open->second))
                                                 : compiler::read_source_from_disk(path, error);
     if (file.source == nullptr) continue;
     DiagnosticEngine diags;
@@ -628,6 +630,7 @@ json rename_pattern(const NameTarget& target, const std::string& new_name, const
                     const Workspace& workspace) {
   const std::vector<SeeingFile> files = files_seeing(target.declared->file->path(), workspace);
   Texts renamed_texts = workspace.texts;
+  std::deque<std::string> renamed_storage;  // what renamed_texts views (a deque's elements do not move)
   json changes = json::object();
   for (const SeeingFile& file : files) {
     const NameIndex names(file.source->text());
@@ -636,11 +639,11 @@ json rename_pattern(const NameTarget& target, const std::string& new_name, const
                                              (file.path == document_path ? "here" : "in " + file.path)};
     }
     auto [text, edits] = renamed(*file.source, names.occurrences(target.name), new_name);
-    renamed_texts[canonical(file.path)] = std::move(text);
+    renamed_texts[canonical(file.path)] = renamed_storage.emplace_back(std::move(text));
     if (!edits.empty()) changes[uri_of_path(file.path)] = std::move(edits);
   }
   for (const SeeingFile& file : files) {
-    const SourceFile renamed_file(file.path, renamed_texts.at(canonical(file.path)));
+    const SourceFile renamed_file(file.path, std::string(renamed_texts.at(canonical(file.path))));
     DiagnosticEngine diags;
     check(renamed_file, diags, renamed_texts);
     if (diags.error_count() > file.errors) {
@@ -895,7 +898,7 @@ void LanguageServer::reanalyze_importers_of(const std::string& canonical_path, s
   }
 }
 
-std::map<std::string, std::string> LanguageServer::open_texts() const {
+std::map<std::string, std::string_view> LanguageServer::open_texts() const {
   Texts texts;
   for (const auto& [uri, document] : documents_) {
     if (document->source != nullptr) texts[document->canonical_path] = document->source->text();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,8 +43,9 @@ class LanguageServer {
   // Checks again the open documents that import the file (directly or not): their diagnostics depend on its text.
   void reanalyze_importers_of(const std::string& canonical_path, std::vector<nlohmann::json>& notifications);
   Document& document_of(const nlohmann::json& params);
-  // The open documents' texts by canonical path: what checks read in place of the files on disk.
-  std::map<std::string, std::string> open_texts() const;
+  // The open documents' texts by canonical path (views into the documents): what checks read in place of the files
+  // on disk.
+  std::map<std::string, std::string_view> open_texts() const;
   // The paths a pattern's references and renames look through: the open documents, then the .dpl files under the
   // workspace folders (hidden directories and build trees skipped; at most kMaxWorkspaceFiles).
   std::vector<std::string> workspace_files() const;

@@ -41,6 +41,8 @@ const OpInfo* OpRegistry::find(std::string_view name) const {
 
 namespace {
 
+}  // namespace
+
 bool same_signature(const OpInfo& a, const OpInfo& b) {
   if (a.min_operands != b.min_operands || a.max_operands != b.max_operands || a.attrs.size() != b.attrs.size())
     return false;
@@ -48,8 +50,6 @@ bool same_signature(const OpInfo& a, const OpInfo& b) {
     if (a.attrs[i].name != b.attrs[i].name || a.attrs[i].kind != b.attrs[i].kind) return false;
   return true;
 }
-
-}  // namespace
 
 OpId OpRegistry::add(OpInfo info) {
   auto it = by_name_.find(info.name);

@@ -91,13 +91,6 @@ TypeRef parse_type(std::string_view spelling, std::string& error) {
   return Type::tensor_of_rank(dtype, static_cast<int>(parts.size()));
 }
 
-bool same_attrs(const OpInfo& info, const std::vector<AttrSpec>& attrs) {
-  if (info.attrs.size() != attrs.size()) return false;
-  for (size_t i = 0; i < attrs.size(); ++i)
-    if (info.attrs[i].name != attrs[i].name || info.attrs[i].kind != attrs[i].kind) return false;
-  return true;
-}
-
 // The bit of OpaqueAttrValues that stands for values of type T.
 template <typename T, size_t I = 0>
 constexpr uint8_t bit_of() {
@@ -187,14 +180,23 @@ std::optional<AttrKind> OpaqueAttrValues::kind() const {
   }
 }
 
-std::optional<OpId> register_onnx_opaque_op(const std::string& name, std::vector<AttrSpec> attrs,
-                                            std::string& error) {
+namespace {
+
+// OpRegistry::add() with its refusal (name taken by another signature, registry full) as `error`.
+std::optional<OpId> add_to_registry(OpInfo info, std::string& error) {
   try {
-    return OpRegistry::global().add(opaque_op_info(name, std::move(attrs)));
+    return OpRegistry::global().add(std::move(info));
   } catch (const std::invalid_argument& failure) {
     error = failure.what();
     return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::optional<OpId> register_onnx_opaque_op(const std::string& name, std::vector<AttrSpec> attrs,
+                                            std::string& error) {
+  return add_to_registry(opaque_op_info(name, std::move(attrs)), error);
 }
 
 std::optional<OpId> register_onnx_opaque_variant(const std::string& base, std::vector<AttrSpec> attrs,
@@ -204,16 +206,10 @@ std::optional<OpId> register_onnx_opaque_variant(const std::string& base, std::v
   for (int variant = 1;; ++variant) {
     info.name = variant == 1 ? base : base + "_" + std::to_string(variant);
     const OpInfo* existing = registry.find(info.name);
-    if (existing != nullptr && (existing->infer != infer_onnx_opaque || !same_attrs(*existing, info.attrs) ||
-                                existing->min_operands != 0 || existing->max_operands != -1))
+    if (existing != nullptr && (existing->infer != infer_onnx_opaque || !same_signature(*existing, info)))
       continue;  // taken by another op or signature
-    try {
-      registered_name = info.name;
-      return registry.add(std::move(info));
-    } catch (const std::invalid_argument& failure) {
-      error = failure.what();  // the registry is full: the name was free or the same op
-      return std::nullopt;
-    }
+    registered_name = info.name;
+    return add_to_registry(std::move(info), error);  // fails only when the registry is full
   }
 }
 

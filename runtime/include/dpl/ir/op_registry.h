@@ -85,6 +85,10 @@ struct OpInfo {
   std::string qualified_name() const { return "relax." + name; }
 };
 
+// Whether two ops take the same operands (counts) and attributes (names and kinds, in order): what
+// OpRegistry::add() asks of a second registration under one name.
+bool same_signature(const OpInfo& a, const OpInfo& b);
+
 class OpRegistry {
  public:
   // The process-wide registry, with every built-in op registered.
@@ -94,8 +98,8 @@ class OpRegistry {
   // Accepts "add", "R.add", "relax.add", "nn.softmax", "R.nn.softmax", "relax.nn.softmax".
   const OpInfo* find(std::string_view name) const;
   // Registers a user op (declared in a .dpl file or by a program); returns its id, or the existing id when an
-  // op of that name with the same signature is already registered. Throws std::invalid_argument when the name
-  // is taken by an op with a different signature (check with find() first).
+  // op of that name with the same signature (same_signature) is already registered. Throws
+  // std::invalid_argument when the name is taken by an op with a different signature (check with find() first).
   OpId add(OpInfo info);
   size_t size() const { return ops_.size(); }
 
