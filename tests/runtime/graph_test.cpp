@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
@@ -581,6 +582,53 @@ TEST(GraphMemory, NodesInMemoryOfADestroyedFunctionStartClean) {
       for (const Node* user : node->users()) EXPECT_EQ(count_of(user->operands(), node), count_of(node->users(), user));
     }
   }
+}
+
+// A thread keeps the node blocks of functions that died for its next functions (graph.cpp, ArenaBlockCache), so
+// that graph after graph does not fault in fresh pages: the next function's first node lies where the last
+// block given back lay, which is the dead function's first block (blocks are given back last first), whatever
+// else was allocated in between.
+TEST(GraphMemory, ADeadFunctionsNodeBlocksServeTheNextFunction) {
+  Node* first_of_dead = nullptr;
+  {
+    Function dead("dead");
+    Builder b(dead);
+    first_of_dead = b.param("x", f32({2}));
+    Node* value = first_of_dead;
+    for (int i = 0; i < 2000; ++i) value = b.call("negative", {value});  // several blocks
+    b.output(value);
+  }
+  // Allocations in between would reuse the freed blocks if they went back to the allocator.
+  std::vector<std::unique_ptr<char[]>> others;
+  for (int i = 0; i < 8; ++i) others.push_back(std::make_unique<char[]>(Node::kArenaBlockNodes * 128));
+  Function next("next");
+  Builder b(next);
+  const Node* first_of_next = b.param("y", f32({2}));
+  EXPECT_EQ(first_of_next, first_of_dead);
+  EXPECT_EQ(first_of_next->name(), "y");
+  EXPECT_EQ(first_of_next->num_users(), 0u);
+}
+
+// A function destroyed on another thread than the one that built it gives its blocks to that thread's cache or,
+// once that thread's cache is gone, back to the allocator: either way nothing is freed twice or kept dangling.
+TEST(GraphMemory, FunctionsMayDieOnAnotherThread) {
+  auto built = std::make_unique<Function>("main");
+  std::thread([&] {
+    Builder b(*built);
+    Node* value = b.param("x", f32({2}));
+    for (int i = 0; i < 1500; ++i) value = b.call("negative", {value});
+    b.output(value);
+  }).join();  // the building thread and its cache are gone
+  EXPECT_EQ(verify(*built), "");
+  built.reset();
+  std::thread([] {
+    Function local("main");
+    Builder b(local);
+    Node* value = b.param("x", f32({2}));
+    for (int i = 0; i < 1500; ++i) value = b.call("negative", {value});
+    b.output(value);
+    EXPECT_EQ(verify(local), "");
+  }).join();
 }
 
 // A node's cold part is constructed on its first write (graph.h): until then the node reads as unnamed and
