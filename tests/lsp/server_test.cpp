@@ -177,7 +177,10 @@ TEST_F(LanguageServerTest, AnErrorInAnImportedFileIsShownAtTheTopSayingWhere) {
 }
 
 TEST_F(LanguageServerTest, DocumentSymbolsNestRulesInTheirPass) {
-  write("in.relax", "");
+  write("in.relax",
+        "@R.function\n"
+        "def main(x: R.Tensor((2,), dtype=\"float32\")) -> R.Tensor((2,), dtype=\"float32\"):\n"
+        "    return x\n");
   open("symbols.dpl",
        "pattern scaled(x, s) = multiply(x, s);\n"
        "pass simplify \"x * 1 => x\" {\n"
@@ -203,7 +206,10 @@ TEST_F(LanguageServerTest, DocumentSymbolsNestRulesInTheirPass) {
 
 TEST_F(LanguageServerTest, DefinitionsOfPatternsPassesAndTestFiles) {
   write("lib.dpl", "pattern double(x) = add(x, x);\n");
-  write("in.relax", "");
+  write("in.relax",
+        "@R.function\n"
+        "def main(x: R.Tensor((2,), dtype=\"float32\")) -> R.Tensor((2,), dtype=\"float32\"):\n"
+        "    return x\n");
   open("defs.dpl",
        "import \"lib.dpl\";\n"
        "pattern scaled(x, s) = multiply(x, s);\n"
@@ -405,6 +411,47 @@ TEST_F(NamesTest, RenamesThatWouldChangeMeaningOrBreakTheFileAreRefused) {
       request(24, "textDocument/prepareRename", {{"textDocument", text_document()}, {"position", at(4, 48)}}));
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0]["error"]["code"], -32803);
+}
+
+// A rule variable spelled like a file-level name hides it in that rule: the pattern's references and renames
+// leave the variable alone, and the variable's stay in its rule. A test's `pass q;` is the pass, not a variable.
+TEST_F(LanguageServerTest, AVariableHidesTheFileLevelNameOfItsSpelling) {
+  write("in.relax",
+        "@R.function\n"
+        "def main(x: R.Tensor((2,), dtype=\"float32\")) -> R.Tensor((2,), dtype=\"float32\"):\n"
+        "    return x\n");
+  const json errors = open("shadow.dpl",
+                           "pattern p(x) = exp(x);\n"
+                           "pass q {\n"
+                           "  rule r: add(p, p) => p;\n"
+                           "  rule s: p(y) => y;\n"
+                           "}\n"
+                           "test t { pass q; input \"in.relax\"; expect \"in.relax\"; }\n");
+  for (const json& diagnostic : errors) EXPECT_NE(diagnostic["severity"], 1) << diagnostic.dump();
+  const auto starts = [&](int line, int character) {
+    std::vector<std::pair<int, int>> found;
+    for (const json& location : result(request(40, "textDocument/references",
+                                               {{"textDocument", {{"uri", uri("shadow.dpl")}}},
+                                                {"position", {{"line", line}, {"character", character}}},
+                                                {"context", {{"includeDeclaration", true}}}}))) {
+      found.emplace_back(location["range"]["start"]["line"], location["range"]["start"]["character"]);
+    }
+    return found;
+  };
+  using Starts = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(starts(0, 8), (Starts{{0, 8}, {3, 10}}));                     // the pattern
+  EXPECT_EQ(starts(3, 10), (Starts{{0, 8}, {3, 10}}));
+  EXPECT_EQ(starts(2, 14), (Starts{{2, 14}, {2, 17}, {2, 23}}));          // rule r's variable
+  EXPECT_EQ(starts(1, 5), (Starts{{1, 5}, {5, 14}}));                     // the pass, named by the test
+  const json renamed = result(request(41, "textDocument/rename",
+                                      {{"textDocument", {{"uri", uri("shadow.dpl")}}},
+                                       {"position", {{"line", 0}, {"character", 8}}},
+                                       {"newName", "expo"}}));
+  std::vector<std::pair<int, int>> edited;
+  for (const json& edit : renamed["changes"][uri("shadow.dpl")]) {
+    edited.emplace_back(edit["range"]["start"]["line"], edit["range"]["start"]["character"]);
+  }
+  EXPECT_EQ(edited, (Starts{{0, 8}, {3, 10}}));
 }
 
 // A pattern is seen by the files importing its file: its references and renames cover them, open or not.

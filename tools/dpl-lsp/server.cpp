@@ -512,12 +512,12 @@ std::optional<NameTarget> target_at(const compiler::CompileResult& compiled, con
     const std::string name(names.text(candidate));
     target.declared = declaration_of(compiled, name);
     if (target.declared == nullptr && registry.find(name) == nullptr) continue;
-    if (target.declared == nullptr && at->first_segment && declaration && names.used_as_value(name, *declaration)) {
-      break;  // a variable spelled like an op (`exp` in `add(exp, exp)`)
+    if (at->first_segment && declaration && names.shadows(name, *declaration)) {
+      break;  // a variable spelled like an op or pattern (`exp` in `add(exp, exp)`)
     }
     target.name = name;
     target.file_level = true;
-    target.spans = names.occurrences(name);
+    target.spans = names.file_level_occurrences(name);
     target.pattern = target.declared != nullptr && declares_pattern(compiled, target.declared);
     if (target.declared == nullptr) target.not_renamable = "'" + name + "' is a built-in op";
     return target;
@@ -558,7 +558,7 @@ json pattern_references(const NameTarget& target, const std::vector<SeeingFile>&
   json locations = json::array();
   for (const SeeingFile& file : files) {
     const bool declaring_file = canonical(file.path) == declaring;
-    for (const NameSpan& span : NameIndex(file.source->text()).occurrences(target.name)) {
+    for (const NameSpan& span : NameIndex(file.source->text()).file_level_occurrences(target.name)) {
       if (!with_declaration && declaring_file && same_place(span, *target.declared)) continue;
       locations.push_back({{"uri", uri_of_path(file.path)}, {"range", range_of(*file.source, span)}});
     }
@@ -638,7 +638,7 @@ json rename_pattern(const NameTarget& target, const std::string& new_name, const
       throw RequestError{kRequestFailed, "'" + new_name + "' is already used " +
                                              (file.path == document_path ? "here" : "in " + file.path)};
     }
-    auto [text, edits] = renamed(*file.source, names.occurrences(target.name), new_name);
+    auto [text, edits] = renamed(*file.source, names.file_level_occurrences(target.name), new_name);
     renamed_texts[canonical(file.path)] = renamed_storage.emplace_back(std::move(text));
     if (!edits.empty()) changes[uri_of_path(file.path)] = std::move(edits);
   }
