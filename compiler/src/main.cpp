@@ -103,12 +103,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  for (const std::string& path : natives_paths) {
-    std::string error;
-    if (!dpl::load_natives(path, error)) {
-      std::cerr << "dplc: error: " << error << "\n";
-      return kExitInputError;
-    }
+  if (std::string error; !dpl::load_natives(natives_paths, error)) {
+    std::cerr << "dplc: error: " << error << "\n";
+    return kExitInputError;
   }
   if (run_tests) {
     return dpl::compiler::run_rule_tests_interpreted(input, std::cout, std::cerr) ? kExitOk : kExitInputError;

@@ -104,18 +104,6 @@ bool load_plugins(const std::vector<std::string>& paths) {
   return true;
 }
 
-// Loads natives libraries (dpl_add_natives_library()) for the externs of --rules files, the same way.
-bool load_natives(const std::vector<std::string>& paths) {
-  for (const std::string& path : paths) {
-    std::string error;
-    if (!dpl::load_natives(path, error)) {
-      print_error(error);
-      return false;
-    }
-  }
-  return true;
-}
-
 void list_passes() {
   const std::vector<const dpl::PassDef*> passes = dpl::PassRegistry::all();
   if (passes.empty()) {
@@ -293,7 +281,12 @@ int main(int argc, char** argv) {
     print_error("--natives needs --rules (compiled passes have their natives compiled in)");
     return kUsageError;
   }
-  if (!load_plugins(plugin_paths) || !load_natives(natives_paths)) return kInputError;
+  if (!load_plugins(plugin_paths)) return kInputError;
+  // Natives libraries (dpl_add_natives_library()) for the externs of --rules files.
+  if (std::string error; !dpl::load_natives(natives_paths, error)) {
+    print_error(error);
+    return kInputError;
+  }
   if (list) {
     list_passes();
     return kOk;

@@ -1,6 +1,8 @@
 // The registry of native predicates and rewriters, and the loading of natives libraries (natives.h).
 #include "dpl/rewrite/natives.h"
 
+#include <algorithm>
+
 #include "dpl/support/shared_library.h"
 
 namespace dpl {
@@ -74,6 +76,10 @@ bool load_natives(const std::string& path, std::string& error) {
     return false;
   }
   return true;
+}
+
+bool load_natives(std::span<const std::string> paths, std::string& error) {
+  return std::all_of(paths.begin(), paths.end(), [&error](const std::string& path) { return load_natives(path, error); });
 }
 
 }  // namespace dpl

@@ -151,6 +151,8 @@ struct NativeRegistration {
 // own): dlopen runs its registrations into the process's registry. False with `error` when it cannot be opened,
 // when a registration conflicts with one made before, or when it registers no new native.
 bool load_natives(const std::string& path, std::string& error);
+// load_natives() of each path in turn (what a tool's repeated `--natives` option gives); stops at the first error.
+bool load_natives(std::span<const std::string> paths, std::string& error);
 
 }  // namespace dpl
 
