@@ -32,6 +32,10 @@ class FailureTrackingReporter : public benchmark::ConsoleReporter {
   bool failed_ = false;
 };
 
+RunOutcome outcome_of(const PassResult& result) {
+  return RunOutcome{result.stats.nodes_visited, result.stats.rewrites, 0, result.error};
+}
+
 }  // namespace
 
 BuildFn synthetic(std::function<void(Function&)> fill) {
@@ -43,15 +47,16 @@ BuildFn synthetic(std::function<void(Function&)> fill) {
 }
 
 RunFn worklist_driver(const PassDef& pass) {
-  return [&pass](Function& function) {
-    PassResult result = run_pass(pass, function);
-    return RunOutcome{result.stats.nodes_visited, result.stats.rewrites, 0, result.error};
-  };
+  return [&pass](Module& module) { return outcome_of(run_pass(pass, main_function(module))); };
+}
+
+RunFn module_driver(const PassDef& pass) {
+  return [&pass](Module& module) { return outcome_of(run_pass(pass, module)); };
 }
 
 RunFn rescan_driver(const PassDef& pass) {
-  return [&pass](Function& function) {
-    RescanStats result = run_rescan(pass, function);
+  return [&pass](Module& module) {
+    RescanStats result = run_rescan(pass, main_function(module));
     return RunOutcome{result.pass.nodes_visited, result.pass.rewrites, result.scans, result.error};
   };
 }
@@ -79,7 +84,7 @@ void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn&
     nodes = function.nodes().size();
 
     const double start = thread_seconds();
-    outcome = run(function);
+    outcome = run(*module);
     const double elapsed = thread_seconds() - start;
     state.SetIterationTime(elapsed);
     seconds += elapsed;

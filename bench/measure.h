@@ -24,16 +24,19 @@ struct RunOutcome {
 
 // Makes the input of one run: a module whose function `main` the strategy rewrites.
 using BuildFn = std::function<std::unique_ptr<Module>()>;
-using RunFn = std::function<RunOutcome(Function&)>;
+using RunFn = std::function<RunOutcome(Module&)>;
 
 // A BuildFn for the synthetic generators of graphs.h: a fresh module whose `main` `fill` builds.
 BuildFn synthetic(std::function<void(Function&)> fill);
 
-// dpl's worklist driver (run_pass) and the re-scan baseline (rescan.h), with the same compiled matcher.
+// dpl's worklist driver (run_pass) and the re-scan baseline (rescan.h), with the same compiled matcher, on the
+// module's `main`.
 RunFn worklist_driver(const PassDef& pass);
 RunFn rescan_driver(const PassDef& pass);
+// run_pass on the whole module, as dpl-opt runs a pass: partition rules can create their composite functions.
+RunFn module_driver(const PassDef& pass);
 
-// Each iteration builds a fresh graph with `build` (not timed), then times `run` on its `main` alone (manual time,
+// Each iteration builds a fresh graph with `build` (not timed), then times `run` on it alone (manual time,
 // thread CPU time: the benchmark must be registered with UseManualTime()). A run that reports an error, or a rewrite count other than
 // `expected_rewrites` (when given), fails the benchmark. Counters:
 //   nodes           nodes of the input graph

@@ -72,7 +72,7 @@ void register_all(const BenchOptions& options) {
       return read_module(*source, diags);
     };
     const auto add_model_benchmark = [&](const std::string& name, const PassDef& pass) {
-      benchmark::RegisterBenchmark(name.c_str(), [build, run = worklist_driver(pass)](benchmark::State& state) {
+      benchmark::RegisterBenchmark(name.c_str(), [build, run = module_driver(pass)](benchmark::State& state) {
         measure_rewrite(state, build, run);
       })
           ->UseManualTime()

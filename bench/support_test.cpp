@@ -117,8 +117,8 @@ TEST(Rescan, DriverAdaptersReportWhatTheStrategiesDid) {
   const PassDef& pass = dpl_bench::bench_cascade_pass();
   std::unique_ptr<Module> a = cascade(2, 4);
   std::unique_ptr<Module> b = cascade(2, 4);
-  RunOutcome worklist = worklist_driver(pass)(main_function(*a));
-  RunOutcome rescan = rescan_driver(pass)(main_function(*b));
+  RunOutcome worklist = worklist_driver(pass)(*a);
+  RunOutcome rescan = rescan_driver(pass)(*b);
   EXPECT_EQ(worklist.rewrites, 8u);
   EXPECT_EQ(worklist.scans, 0u);
   EXPECT_EQ(rescan.rewrites, 8u);
