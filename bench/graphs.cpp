@@ -177,4 +177,17 @@ void build_qkv_groups(Function& function, size_t groups) {
 
 size_t qkv_group_nodes() { return 8; }
 
+void build_conv_blocks(Function& function, size_t blocks) {
+  Builder b(function);
+  Node* x = b.param("x", f32({1, 8, 4, 4}));
+  for (size_t block = 0; block < blocks; ++block) {
+    const std::string prefix = "b" + std::to_string(block) + "_";
+    Node* conv = b.call("nn.conv2d", {x, b.param(prefix + "w", f32({8, 8, 1, 1}))});
+    Node* norm = b.call("nn.batch_norm", {conv, b.param(prefix + "gamma", f32({8})), b.param(prefix + "beta", f32({8})),
+                                          b.param(prefix + "mean", f32({8})), b.param(prefix + "var", f32({8}))});
+    x = b.call("nn.relu", {b.item(norm, 0)});
+  }
+  b.output(x);
+}
+
 }  // namespace dpl::bench

@@ -157,16 +157,20 @@ def build_table(runs, compile_info):
             table.add(f"cascade {depth}: re-scan", size, rescan["seconds"], rescan.get("ns_per_visited"),
                       rescan.get("ns_per_node"), rescan["seconds"] / run["seconds"],
                       f"{int(rescan['scans']):,} scans; ratio: re-scan / worklist")
-    # 9. QKV groups combined by a multi-root rule: ratio = time per group over that of the fewest groups (linear: 1x).
-    points = series("qkv/")
-    base = points[0][2]["seconds"] / points[0][0] if points else None
-    for groups, name, run in points:
-        per_group = run["seconds"] / groups
-        note = f"{per_group * 1e6:.2f} us per group"
-        if groups == points[0][0]:
-            note += f"; size = groups ({int(run['nodes']):,} nodes); ratio: time per group vs. {groups:,} groups"
-        table.add("QKV groups, multi-root rule", groups, run["seconds"], run.get("ns_per_visited"),
-                  run.get("ns_per_node"), per_group / base, note)
+    # 9 and 11. Sites in a row: QKV groups combined by a multi-root rule, blocks partitioned into composite
+    # functions; ratio = time per site over that of the fewest sites (linear: 1x).
+    for prefix, label, site in (("qkv/", "QKV groups, multi-root rule", "group"),
+                                ("partition/", "conv blocks, partitioned", "block")):
+        points = series(prefix)
+        base = points[0][2]["seconds"] / points[0][0] if points else None
+        for sites, name, run in points:
+            per_site = run["seconds"] / sites
+            note = f"{per_site * 1e6:.2f} us per {site}"
+            if sites == points[0][0]:
+                note += (f"; size = {site}s ({int(run['nodes']):,} nodes); ratio: time per {site} vs. {sites:,} "
+                         f"{site}s")
+            table.add(label, sites, run["seconds"], run.get("ns_per_visited"), run.get("ns_per_node"),
+                      per_site / base, note)
     # 10. interpreted mode: ratio = the interpreter's time over the compiled pass's, same rules and graph.
     for name, run in sorted(runs.items()):
         if not name.startswith("interpreted/") or run["error"]:
@@ -275,13 +279,14 @@ def target_lines(runs, compile_info):
                      + ", ".join(f"{r:.1f}x ({w})" for r, w in ratios) + f" -> {verdict(worst[0] >= 5)}")
     else:
         lines.append("- >= 5x faster than interpreting the same rules: not measured")
-    groups = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
-              if re.fullmatch(r"qkv/\d+", n) and not r["error"]]
-    if len(groups) >= 2:
-        groups.sort()
-        growth = groups[-1][1] / groups[0][1]
-        lines.append(f"- QKV groups stay linear ({groups[0][0]:,} -> {groups[-1][0]:,} groups): time per group "
-                     f"{growth:.2f}x -> {verdict(growth <= 1.5)} (1.5x taken as linear)")
+    for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block")):
+        points = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
+                  if re.fullmatch(prefix + r"/\d+", n) and not r["error"]]
+        if len(points) >= 2:
+            points.sort()
+            growth = points[-1][1] / points[0][1]
+            lines.append(f"- {what} stay linear ({points[0][0]:,} -> {points[-1][0]:,} {site}s): time per {site} "
+                         f"{growth:.2f}x -> {verdict(growth <= 1.5)} (1.5x taken as linear)")
     return lines
 
 

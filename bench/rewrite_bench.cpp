@@ -15,6 +15,7 @@
 #include "graphs.h"
 #include "interpreted.h"
 #include "measure.h"
+#include "partition.dpl.h"
 #include "same_root_1.dpl.h"
 #include "same_root_16.dpl.h"
 #include "same_root_256.dpl.h"
@@ -157,6 +158,14 @@ void register_all(const BenchOptions& options) {
                               fmt::format("{}/same_root_{}.dpl", DPL_BENCH_GENERATED_RULES_DIR, count),
                               fmt::format("bench_rules_{}", count))),
                           rules_layers);
+  }
+
+  // 11. Partitions (one composite function per block): the module grows by a function per rewrite, so naming
+  // and finding functions must stay constant-time. Linear means flat ns per block.
+  for (size_t blocks : group_counts) {
+    add_rewrite_benchmark(fmt::format("partition/{}", blocks),
+                          synthetic([blocks](Function& function) { build_conv_blocks(function, blocks); }),
+                          module_driver(dpl_bench::bench_partition_pass()), blocks);
   }
 }
 

@@ -676,5 +676,40 @@ TEST(Module, FunctionsAndUniqueNames) {
   EXPECT_EQ(view.find("fused_add")->name(), "fused_add");
 }
 
+// Names given one after the other continue where the last one was found (constant time per name), and a removed
+// function's name is free again: the first free name is always the one given.
+TEST(Module, FreshNamesAndRemovalsKeepGivingTheFirstFreeName) {
+  Module module;
+  for (int i = 0; i < 5; ++i) module.add_function(module.unique_function_name("fused"));
+  EXPECT_NE(module.find("fused_4"), nullptr);
+  EXPECT_TRUE(module.remove_function("fused_2"));
+  EXPECT_FALSE(module.remove_function("fused_2"));
+  EXPECT_EQ(module.find("fused_2"), nullptr);
+  EXPECT_EQ(module.unique_function_name("fused"), "fused_2");
+  module.add_function("fused_2");
+  EXPECT_EQ(module.unique_function_name("fused"), "fused_5");
+  EXPECT_TRUE(module.remove_function("fused"));
+  EXPECT_EQ(module.unique_function_name("fused"), "fused");
+  module.add_function("fused_6");  // added under its own name, not through unique_function_name
+  module.add_function(module.unique_function_name("fused"));
+  module.add_function(module.unique_function_name("fused"));
+  EXPECT_EQ(module.unique_function_name("fused"), "fused_7");
+  EXPECT_EQ(module.functions().size(), 7u);
+}
+
+// Two functions of one name (a reader reports the second as an error, but the module holds both until then):
+// the first is found, and once it is removed, the other.
+TEST(Module, FindGivesTheFirstFunctionOfAName) {
+  Module module;
+  Function& first = module.add_function("f");
+  Function& second = module.add_function("f");
+  EXPECT_EQ(module.find("f"), &first);
+  EXPECT_TRUE(module.remove_function("f"));
+  EXPECT_EQ(module.find("f"), &second);
+  EXPECT_TRUE(module.remove_function("f"));
+  EXPECT_EQ(module.find("f"), nullptr);
+  EXPECT_TRUE(module.functions().empty());
+}
+
 }  // namespace
 }  // namespace dpl

@@ -798,32 +798,56 @@ TypeRef Function::return_type() const {
 
 Function& Module::add_function(std::string name) {
   functions_.push_back(std::make_unique<Function>(std::move(name)));
-  return *functions_.back();
+  Function& function = *functions_.back();
+  by_name_.try_emplace(function.name(), &function);  // a second function of the same name is found after the first
+  return function;
 }
 
 Function* Module::find(std::string_view name) {
-  for (const std::unique_ptr<Function>& function : functions_)
-    if (function->name() == name) return function.get();
-  return nullptr;
+  const auto it = by_name_.find(name);
+  return it != by_name_.end() ? it->second : nullptr;
 }
 
 const Function* Module::find(std::string_view name) const {
-  for (const std::unique_ptr<Function>& function : functions_)
-    if (function->name() == name) return function.get();
-  return nullptr;
+  const auto it = by_name_.find(name);
+  return it != by_name_.end() ? it->second : nullptr;
 }
 
 bool Module::remove_function(std::string_view name) {
-  auto it = std::find_if(functions_.begin(), functions_.end(),
-                         [&](const std::unique_ptr<Function>& function) { return function->name() == name; });
-  if (it == functions_.end()) return false;
-  functions_.erase(it);
+  const auto indexed = by_name_.find(name);
+  if (indexed == by_name_.end()) return false;
+  const Function* removed = indexed->second;
+  by_name_.erase(indexed);
+  std::erase_if(functions_, [removed](const std::unique_ptr<Function>& function) { return function.get() == removed; });
+  for (const std::unique_ptr<Function>& function : functions_) {  // another function of that name, if any
+    if (function->name() == name) {
+      by_name_.try_emplace(function->name(), function.get());
+      break;
+    }
+  }
+  // The name is free again: as `base` itself, or as `base_k` of a base that unique_function_name() had passed.
+  const auto free_again = [this](std::string_view base, uint64_t suffix) {
+    const auto hint = first_free_suffix_.find(base);
+    if (hint != first_free_suffix_.end() && hint->second > suffix) hint->second = suffix;
+  };
+  free_again(name, 0);
+  const size_t underscore = name.rfind('_');
+  if (underscore != std::string_view::npos && underscore + 1 < name.size() && name.size() - underscore <= 19 &&
+      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(underscore) + 1, name.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    free_again(name.substr(0, underscore), std::stoull(std::string(name.substr(underscore + 1))));
+  }
   return true;
 }
 
 std::string Module::unique_function_name(std::string_view base) const {
-  std::string name(base);
-  for (int suffix = 1; find(name) != nullptr; ++suffix) name = std::string(base) + "_" + std::to_string(suffix);
+  uint64_t& suffix = first_free_suffix_.try_emplace(std::string(base), 0).first->second;
+  const auto candidate = [&] { return suffix == 0 ? std::string(base) : std::string(base) + "_" + std::to_string(suffix); };
+  std::string name = candidate();
+  while (find(name) != nullptr) {
+    ++suffix;
+    name = candidate();
+  }
   return name;
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -188,8 +189,8 @@ class Function {
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
 
+  // Fixed at creation: a module finds its functions by name (Module::find).
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
 
   // --- construction (each returns the new node; calls infer their type from the op registry) ---
   Node* add_param(std::string name, TypeRef type);
@@ -340,15 +341,20 @@ class Function {
 };
 
 // A module: several functions (`@I.ir_module class Module:`), e.g. `main` plus composite functions.
+//
+// Functions are found by name through an index, and fresh names continue from the last one given for their base:
+// a pass that partitions a graph into thousands of composite functions names and finds each in constant time
+// (the linear scans this replaced made 2,000 partitions take 2.3 s).
 class Module {
  public:
   Function& add_function(std::string name);
+  // The first function added under `name` that is still in the module.
   Function* find(std::string_view name);
   const Function* find(std::string_view name) const;
   std::span<const std::unique_ptr<Function>> functions() const { return functions_; }
   // Removes the function named `name` (false when there is none); pointers to it dangle afterwards.
   bool remove_function(std::string_view name);
-  // A name not yet used by any function, derived from `base` ("fused_add_subtract", "..._1", ...).
+  // The first of `base`, `base_1`, `base_2`, ... that no function of the module uses.
   std::string unique_function_name(std::string_view base) const;
 
   // True when the text was an `@I.ir_module class`; a lone `@R.function` prints as such.
@@ -358,7 +364,15 @@ class Module {
   void set_class_name(std::string name) { class_name_ = std::move(name); }
 
  private:
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+  };
   std::vector<std::unique_ptr<Function>> functions_;
+  std::unordered_map<std::string, Function*, NameHash, std::equal_to<>> by_name_;
+  // Per base given to unique_function_name(): every suffix below this one is taken (0 stands for `base` itself).
+  // Lowered when a function of such a name is removed.
+  mutable std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> first_free_suffix_;
   bool ir_module_ = false;
   std::string class_name_ = "Module";
 };
