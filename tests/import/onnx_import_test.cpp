@@ -333,8 +333,8 @@ TEST(OnnxImport, SymbolicShapeComputationMapsToReshapeOfSymbols) {
   EXPECT_EQ(result.value.tensor().values(), inputs.tensors[0].values());
 }
 
-// The first Reshape's shape is computed, so ONNX's shape inference knows nothing of its result, and dpl's knows only
-// its rank ((n, 6, w) into (n, -1)). Told the shape the Reshape mapped to, ONNX's inference gives the Relu after it
+// The first Reshape's shape is computed, so ONNX's shape inference knows nothing of its result; dpl's gives it
+// (n, w * 6) ((n, 6, w) into (n, -1)). Told the shape the Reshape mapped to, ONNX's inference gives the Relu after it
 // the batch n, and the second shape computation reads it there.
 TEST(OnnxImport, ReshapedValuesLendTheirShapeToLaterShapeComputations) {
   OnnxModel model;
@@ -353,8 +353,8 @@ TEST(OnnxImport, ReshapedValuesLendTheirShapeToLaterShapeComputations) {
   ASSERT_NE(imported->module, nullptr) << imported->diags.str();
   EXPECT_THAT(imported->stats.opaque_ops, IsEmpty());
   const std::string text = print_module(*imported->module);
-  EXPECT_THAT(text, HasSubstr("y: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
-  EXPECT_THAT(text, HasSubstr("z: R.Tensor(dtype=\"float32\", ndim=3) = R.reshape(r, R.shape([n, 3, -1]))"));
+  EXPECT_THAT(text, HasSubstr("y: R.Tensor((n, w * 6), dtype=\"float32\") = R.reshape(x, R.shape([n, -1]))"));
+  EXPECT_THAT(text, HasSubstr("z: R.Tensor((n, 3, w * 2), dtype=\"float32\") = R.reshape(r, R.shape([n, 3, -1]))"));
 }
 
 // Slicing a shape backwards, squeezing and unsqueezing one extent: the symbols land where ONNX's semantics put them.
@@ -381,13 +381,14 @@ TEST(OnnxImport, ShapeSlicesAndSqueezesKeepTheirSymbols) {
   EXPECT_THAT(imported->stats.opaque_ops, IsEmpty());
   const std::string text = print_module(*imported->module);
   EXPECT_THAT(text, HasSubstr("y: R.Tensor((w, 3, n), dtype=\"float32\") = R.reshape(x, R.shape([w, 3, n]))"));
-  EXPECT_THAT(text, HasSubstr("z: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
+  EXPECT_THAT(text, HasSubstr("z: R.Tensor((n, w * 3), dtype=\"float32\") = R.reshape(x, R.shape([n, -1]))"));
 }
 
-// n * 2 would need symbolic arithmetic: beside the -1 it leaves two extents unknown, and the Reshape stays opaque
-// (so does the Shape feeding it). n * 1 is still n.
-TEST(OnnxImport, ShapeArithmeticOnSymbolsFoldsOnlyWhenTheSymbolSurvives) {
-  auto import_scaled = [](double factor) {
+// Arithmetic on a symbol gives an expression: n * 2 beside a -1 makes the Reshape (n * 2, 3), and nothing stays
+// opaque (the Shape is left unused and removed). n * 1 is still n; n / 4 is not exact, so the element is unknown
+// and, as the only one, becomes -1.
+TEST(OnnxImport, ShapeArithmeticOnSymbolsGivesExpressions) {
+  auto import_scaled = [](std::string_view op, double factor) {
     OnnxModel model;
     model.input("x", TensorProto::FLOAT, {-1, 6});
     model.initializer("index", TensorProto::INT64, {1}, {0});
@@ -395,38 +396,47 @@ TEST(OnnxImport, ShapeArithmeticOnSymbolsFoldsOnlyWhenTheSymbolSurvives) {
     model.initializer("rest", TensorProto::INT64, {1}, {-1});
     model.node("Shape", {"x"}, {"shape"});
     model.node("Gather", {"shape", "index"}, {"batch"});
-    model.node("Mul", {"batch", "factor"}, {"scaled"});
+    model.node(std::string(op), {"batch", "factor"}, {"scaled"});
     set_attr(model.node("Concat", {"scaled", "rest"}, {"target"}), "axis", int64_t{0});
     model.node("Reshape", {"x", "target"}, {"y"});
-    model.output("y", TensorProto::FLOAT, {-3, static_cast<int64_t>(6 / factor)});
+    model.output("y", TensorProto::FLOAT, {-3, -2});
     return model.import();
   };
-  std::unique_ptr<Imported> doubled = import_scaled(2);
+  std::unique_ptr<Imported> doubled = import_scaled("Mul", 2);
   ASSERT_NE(doubled->module, nullptr) << doubled->diags.str();
-  EXPECT_EQ(doubled->stats.opaque_ops, (std::map<std::string, size_t>{{"onnx.Reshape", 1}, {"onnx.Shape", 1}}));
-  EXPECT_EQ(doubled->stats.mapped_nodes, 3u);
+  EXPECT_THAT(doubled->stats.opaque_ops, IsEmpty());
+  EXPECT_THAT(print_module(*doubled->module),
+              HasSubstr("y: R.Tensor((n * 2, 3), dtype=\"float32\") = R.reshape(x, R.shape([n * 2, -1]))"));
 
-  std::unique_ptr<Imported> same = import_scaled(1);
+  std::unique_ptr<Imported> shifted = import_scaled("Sub", 1);
+  ASSERT_NE(shifted->module, nullptr) << shifted->diags.str();
+  EXPECT_THAT(print_module(*shifted->module), HasSubstr("R.reshape(x, R.shape([n - 1, -1]))"));
+
+  std::unique_ptr<Imported> same = import_scaled("Mul", 1);
   ASSERT_NE(same->module, nullptr) << same->diags.str();
   EXPECT_THAT(same->stats.opaque_ops, IsEmpty());
   EXPECT_THAT(print_module(*same->module),
               HasSubstr("y: R.Tensor((n, 6), dtype=\"float32\") = R.reshape(x, R.shape([n, -1]))"));
+
+  std::unique_ptr<Imported> quartered = import_scaled("Div", 4);
+  ASSERT_NE(quartered->module, nullptr) << quartered->diags.str();
+  EXPECT_EQ(quartered->stats.opaque_ops, (std::map<std::string, size_t>{{"onnx.Reshape", 1}, {"onnx.Shape", 1}}));
 }
 
-// ONNX's 0 copies the input's extent (n); the one element only known at run time (w * 6) becomes -1, which the
-// element count determines. With allowzero the 0 is an extent of 0 and the unknown element might be a 0 that
-// empties the tensor, which -1 cannot stand for: the Reshape stays opaque.
+// ONNX's 0 copies the input's extent (n); the one element only known at run time (w / 4, not exact) becomes -1,
+// which the element count determines (w * 6). With allowzero the 0 is an extent of 0 and the unknown element might
+// be a 0 that empties the tensor, which -1 cannot stand for: the Reshape stays opaque.
 TEST(OnnxImport, ReshapeZeroCopiesTheInputExtentAndOneUnknownElementIsInferred) {
   auto import_reshape = [](int64_t allow_zero) {
     OnnxModel model;
     model.input("x", TensorProto::FLOAT, {-1, 6, -2});
     model.initializer("two", TensorProto::INT64, {1}, {2});
     model.initializer("three", TensorProto::INT64, {1}, {3});
-    model.initializer("six", TensorProto::INT64, {1}, {6});
+    model.initializer("four", TensorProto::INT64, {1}, {4});
     model.initializer("copy", TensorProto::INT64, {1}, {0});
     model.node("Shape", {"x"}, {"shape"});
     model.node("Slice", {"shape", "two", "three"}, {"width"});
-    model.node("Mul", {"width", "six"}, {"row"});
+    model.node("Div", {"width", "four"}, {"row"});
     set_attr(model.node("Concat", {"copy", "row"}, {"target"}), "axis", int64_t{0});
     set_attr(model.node("Reshape", {"x", "target"}, {"y"}), "allowzero", allow_zero);
     model.output("y", TensorProto::FLOAT, {-1, -3});
@@ -436,7 +446,7 @@ TEST(OnnxImport, ReshapeZeroCopiesTheInputExtentAndOneUnknownElementIsInferred) 
   ASSERT_NE(copied->module, nullptr) << copied->diags.str();
   EXPECT_THAT(copied->stats.opaque_ops, IsEmpty());
   EXPECT_THAT(print_module(*copied->module),
-              HasSubstr("y: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, R.shape([n, -1]))"));
+              HasSubstr("y: R.Tensor((n, w * 6), dtype=\"float32\") = R.reshape(x, R.shape([n, -1]))"));
 
   std::unique_ptr<Imported> zero = import_reshape(1);
   ASSERT_NE(zero->module, nullptr) << zero->diags.str();

@@ -108,6 +108,38 @@ TEST(Interpreter, InconsistentSymbolicDimsAreAnError) {
   EXPECT_TRUE(contains(result.error, "argument 1 for parameter 'b'")) << result.error;
 }
 
+// An extent that is an expression (n * 2, n + 1) takes its value from the symbols': it checks an argument once n is
+// bound, sizes a shape literal, and sizes a random input.
+TEST(Interpreter, ExpressionDimsComputeFromTheSymbols) {
+  Module module;
+  Function& f = module.add_function("main");
+  const Dim n = Dim::symbol("n");
+  Node* a = f.add_param("a", Type::tensor(DType::Float32, std::vector<Dim>{n}));
+  Node* b = f.add_param("b", Type::tensor(DType::Float32, std::vector<Dim>{*dim_add(n, Dim::fixed(1))}));
+  std::string error;
+  Node* doubled = f.add_call(op::concat, std::vector<Node*>{f.add_tuple(std::vector<Node*>{a, a})},
+                             {AttrValue(int64_t{0})}, error);
+  ASSERT_NE(doubled, nullptr) << error;
+  ASSERT_EQ(doubled->type()->str(), "R.Tensor((n * 2,), dtype=\"float32\")");
+  Node* column = f.add_shape({*dim_mul(n, Dim::fixed(2)), Dim::fixed(1)});
+  Node* reshaped = f.add_call(op::reshape, std::vector<Node*>{doubled, column}, {}, error);
+  ASSERT_NE(reshaped, nullptr) << error;
+  f.set_output(f.add_tuple(std::vector<Node*>{reshaped, b}));
+  const EvalResult good =
+      Interpreter().evaluate(module, f, std::vector<Tensor>{f32({2}, {1, 2}), f32({3}, {1, 2, 3})});
+  ASSERT_TRUE(good.ok()) << good.error;
+  EXPECT_EQ(good.value.fields()[0].tensor().shape(), (std::vector<int64_t>{4, 1}));
+  const EvalResult bad = Interpreter().evaluate(module, f, std::vector<Tensor>{f32({2}, {1, 2}), f32({2}, {1, 2})});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(contains(bad.error, "argument 1 for parameter 'b': expected R.Tensor((n + 1,)")) << bad.error;
+
+  InputOptions options;
+  options.dims["n"] = 5;
+  const InputsResult inputs = random_inputs(f, 1, options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error;
+  EXPECT_EQ(inputs.tensors[1].shape(), (std::vector<int64_t>{6}));
+}
+
 TEST(Interpreter, KernelErrorsNameTheBinding) {
   // With symbolic dims the registry cannot see that (2,) and (3,) do not broadcast; the kernel reports it.
   Module module;

@@ -165,6 +165,41 @@ TEST_F(Infer, Reshape) {
   EXPECT_EQ(type("reshape", {sym, f.add_shape({m, Dim::fixed(32)})}), f32("(m, 32)"));  // cannot be disproved
 }
 
+// Extents computed over symbols are expressions: reshape's -1 takes the exact quotient of the element counts.
+TEST_F(Infer, ReshapeWithExpressions) {
+  Node* x = tensor({Dim::symbol("b"), n, Dim::fixed(48)});
+  EXPECT_EQ(type("reshape", {x, f.add_shape({Dim::symbol("b"), Dim::inferred()})}), f32("(b, n * 48)"));
+  EXPECT_EQ(type("reshape", {x, f.add_shape({Dim::inferred(), Dim::fixed(24)})}), f32("(b * n * 2, 24)"));
+  Node* flat = tensor({*dim_mul(n, Dim::fixed(96))});
+  EXPECT_EQ(type("reshape", {flat, f.add_shape({Dim::inferred(), Dim::fixed(2), Dim::fixed(48)})}),
+            f32("(n, 2, 48)"));
+  Node* shifted = tensor({*dim_add(n, Dim::fixed(1)), Dim::fixed(6)});
+  EXPECT_EQ(type("reshape", {shifted, f.add_shape({Dim::inferred(), Dim::fixed(3)})}), f32("(n * 2 + 2, 3)"));
+  // Not exact (b * n * 48 / m): only the rank is known.
+  EXPECT_EQ(type("reshape", {x, f.add_shape({m, Dim::inferred()})}),
+            "R.Tensor(dtype=\"float32\", ndim=2)");
+}
+
+TEST_F(Infer, ConcatSplitAndWindowsWithExpressions) {
+  Node* a = tensor({Dim::fixed(2), n});
+  Node* c = tensor({Dim::fixed(2), m});
+  EXPECT_EQ(type("concat", {b.tuple({a, c, a})}, {{"axis", int64_t{1}}}), f32("(2, m + n * 2)"));
+  EXPECT_EQ(type("concat", {b.tuple({a, tensor({2, 3})})}, {{"axis", int64_t{1}}}), f32("(2, n + 3)"));
+  EXPECT_EQ(type("concat", {b.tuple({a, c})}, {{"axis", AttrValue{}}}), f32("(m * 2 + n * 2,)"));
+  EXPECT_EQ(type("split", {tensor({*dim_mul(n, Dim::fixed(4))})}, {{"indices_or_sections", int64_t{2}}}),
+            "R.Tuple(" + f32("(n * 2,)") + ", " + f32("(n * 2,)") + ")");
+  EXPECT_EQ(type("split", {tensor({n})}, {{"indices_or_sections", int64_t{2}}}),
+            "R.Tuple(R.Tensor(dtype=\"float32\", ndim=1), R.Tensor(dtype=\"float32\", ndim=1))");
+  Node* image = tensor({Dim::fixed(1), Dim::fixed(3), n, m});
+  EXPECT_EQ(type("nn.conv2d", {image, tensor({8, 3, 3, 3})}, {{"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}),
+            f32("(1, 8, (n - 1) // 2 + 1, (m - 1) // 2 + 1)"));
+  EXPECT_EQ(type("nn.conv2d", {image, tensor({8, 3, 3, 3})}, {{"padding", Ints{1, 1, 1, 1}}}), f32("(1, 8, n, m)"));
+  EXPECT_EQ(type("nn.max_pool2d", {image}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}}),
+            f32("(1, 3, n // 2, m // 2)"));
+  EXPECT_EQ(type("nn.conv2d_transpose", {image, tensor({3, 4, 2, 2})}, {{"strides", Ints{2, 2}}}),
+            f32("(1, 4, n * 2, m * 2)"));
+}
+
 TEST_F(Infer, BroadcastToExpandSqueeze) {
   Node* mask = tensor({1, 1, 1, 11});
   EXPECT_EQ(type("broadcast_to", {mask, b.shape({1, 1, 11, 11})}), f32("(1, 1, 11, 11)"));
@@ -352,9 +387,9 @@ TEST_F(Infer, TransposedConvolution) {
                   {"data_layout", std::string("NHWC")},
                   {"kernel_layout", std::string("HWOI")}}),
             f32("(1, 32, 32, 8)"));
-  // A symbolic extent: the rank is known, the extents are not.
+  // A symbolic extent: (n - 1) * 1 + 2 is an expression.
   EXPECT_EQ(type("nn.conv2d_transpose", {tensor({Dim::fixed(1), Dim::fixed(24), n, n}), w}),
-            "R.Tensor(dtype=\"float32\", ndim=4)");
+            f32("(1, 8, n + 1, n + 1)"));
   EXPECT_EQ(error("nn.conv2d_transpose", {x, tensor({16, 8, 2, 2})}),
             "nn.conv2d_transpose: data channels and the weight's input channels 24 and 16 differ");
   EXPECT_EQ(error("nn.conv2d_transpose", {x, w}, {{"groups", int64_t{5}}}),

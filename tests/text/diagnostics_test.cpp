@@ -92,6 +92,65 @@ TEST(ReaderDiagnostics, SymbolicDimensionIsNotAValue) {
                          4, 18, "'n' is a symbolic dimension, not a value"));
 }
 
+// ---- dimension expressions: each error points into the expression, bare or quoted ----
+
+// A function with a symbolic dimension `n` whose body starts on line 4.
+std::string with_symbolic_body(const std::string& body) {
+  return "@R.function\n"
+         "def main(x: R.Tensor((\"n\", 16), \"float32\")):\n"
+         "    n = T.int64()\n" +
+         body;
+}
+
+TEST(ReaderDiagnostics, DimensionTrueDivision) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y: R.Tensor((n / 2, 32), \"float32\") = "
+                                            "R.reshape(x, R.shape([n // 2, 32]))\n"
+                                            "    return y\n"),
+                         4, 20, "'/' is true division; a dimension divides with '//'"));
+}
+
+TEST(ReaderDiagnostics, DimensionUnsupportedOperator) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y = R.reshape(x, R.shape([n ** 2, 16]))\n"
+                                            "    return y\n"),
+                         4, 33,
+                         "unsupported '*' after a dimension (a dimension is integers, symbols, + - * // % and "
+                         "parentheses)"));
+}
+
+TEST(ReaderDiagnostics, DimensionUnsupportedCall) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y = R.reshape(x, R.shape([T.max(n, 1), 16]))\n"
+                                            "    return y\n"),
+                         4, 31,
+                         "unsupported call 'T.max' in a dimension (a dimension is integers, symbols, + - * // % and "
+                         "parentheses)"));
+}
+
+TEST(ReaderDiagnostics, DimensionUndefinedSymbolInAnExpression) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y = R.reshape(x, R.shape([n * k, 16]))\n"
+                                            "    return y\n"),
+                         4, 35,
+                         "undefined symbolic dimension 'k' (declare it with `k = T.int64()` or write it as a string)"));
+}
+
+TEST(ReaderDiagnostics, DimensionDivisionByZeroInASignatureString) {
+  EXPECT_TRUE(fails_with("@R.function\n"
+                         "def main(x: R.Tensor((\"n // 0\", 16), \"float32\")):\n"
+                         "    return x\n",
+                         2, 29, "division by zero in a dimension"));
+}
+
+TEST(ReaderDiagnostics, DimensionMissingParenthesis) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y = R.reshape(x, R.shape([(n + 1, 16]))\n"
+                                            "    return y\n"),
+                         4, 41, "missing ')' in a dimension"));
+}
+
+TEST(ReaderDiagnostics, DimensionNegativeExpression) {
+  EXPECT_TRUE(fails_with(with_symbolic_body("    y = R.reshape(x, R.shape([n - n - 2, 16]))\n"
+                                            "    return y\n"),
+                         4, 31, "negative dimension -2 (only -1, an inferred extent, is allowed)"));
+}
+
 // ---- ops, attributes and types ----
 
 TEST(ReaderDiagnostics, UnknownOp) {
@@ -427,10 +486,11 @@ TEST(ReaderDiagnostics, BadCharacter) {
                          3, 21, "unexpected character '$'"));
 }
 
-TEST(ReaderDiagnostics, PythonOperatorIsABadCharacter) {
+// Operators are tokens (dimensions use them) but no other expression does.
+TEST(ReaderDiagnostics, PythonOperatorOutsideADimension) {
   EXPECT_TRUE(fails_with(with_body("    y = x + x\n"
                                    "    return y\n"),
-                         3, 11, "unexpected character '+'"));
+                         3, 11, "expected end of line, found '+'"));
 }
 
 TEST(ReaderDiagnostics, BadNumber) {

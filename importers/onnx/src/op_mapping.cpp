@@ -322,14 +322,22 @@ Converted convert_resize(const NodeView& node) {
     if (!scales || scales->size() != 4 || (*scales)[0] != 1.0 || (*scales)[1] != 1.0) return std::nullopt;
     for (size_t axis = 2; axis < 4; ++axis) {
       const Dim dim = input->dims()[axis];
-      if (!dim.is_static()) return std::nullopt;  // the output extent would be an expression of a symbol
-      const double extent = static_cast<double>(dim.extent()) * (*scales)[axis];
+      const double scale = (*scales)[axis];
+      if (!dim.is_static()) {
+        // A symbolic extent scales exactly by a whole factor: n * 2.
+        if (scale != std::floor(scale) || scale < 1.0 || scale > 1024.0) return std::nullopt;
+        std::optional<Dim> scaled = dim_mul(dim, Dim::fixed(static_cast<int64_t>(scale)));
+        if (!scaled) return std::nullopt;
+        size.push_back(*scaled);
+        continue;
+      }
+      const double extent = static_cast<double>(dim.extent()) * scale;
       if (extent != std::floor(extent) || extent < 1.0) return std::nullopt;
       size.push_back(Dim::fixed(static_cast<int64_t>(extent)));
     }
   }
   for (const Dim& dim : size)
-    if (dim.extent() <= 0) return std::nullopt;
+    if (dim.is_static() && dim.extent() <= 0) return std::nullopt;
   Node* shape = node.context.function().add_shape(std::move(size));
   return one(call(node, "image.resize2d", {node.input(0), shape},
                   {{"layout", std::string("NCHW")},

@@ -14,10 +14,12 @@ namespace {
 bool is_unknown(const ShapeElement& element) { return std::holds_alternative<std::monostate>(element); }
 const int64_t* integer_of(const ShapeElement& element) { return std::get_if<int64_t>(&element); }
 
-// A tensor dimension as a shape element: symbols the parameters do not bind are unknown here.
+// A tensor dimension as a shape element: a dim naming a symbol the parameters do not bind is unknown here.
 ShapeElement element_of(Dim dim, ImportContext& context) {
   if (dim.is_static()) return dim.extent();
-  return context.binds_symbol(dim) ? ShapeElement(dim) : ShapeElement();
+  bool bound = !dim.is_inferred();
+  for (const Dim& symbol : dim.symbols()) bound = bound && context.binds_symbol(symbol);
+  return bound ? ShapeElement(dim) : ShapeElement(std::monostate{});
 }
 
 // The extents of input i: its inferred shape, else the shape the model declares for it (ONNX's shape inference
@@ -149,9 +151,36 @@ std::optional<ShapeVector> cast(const NodeView& node) {
 
 std::optional<ShapeVector> identity(const NodeView& node) { return operand(node, 0); }
 
-// One element of Add, Sub, Mul or Div: integers compute (Div only where it cannot round a negative value either way);
-// a symbol survives only an operation that leaves it as it is (n * 1, n / 1, n + 0, n - 0) and n * 0 is 0. The rest
-// would need symbolic arithmetic (n * 48), which shapes here do not hold: unknown.
+// An element as an extent; a negative integer is none.
+std::optional<Dim> dim_of(const ShapeElement& element) {
+  if (const Dim* dim = std::get_if<Dim>(&element)) return *dim;
+  if (const int64_t* value = integer_of(element); value != nullptr && *value >= 0) return Dim::fixed(*value);
+  return std::nullopt;
+}
+
+// Symbolic arithmetic on extents: `n * 48`, `n + m`, `n - 1`; Div only where it is exact (ONNX's Div truncates,
+// which agrees with floor division only for values known not to be negative).
+ShapeElement symbolic_arithmetic(char op, const ShapeElement& a, const ShapeElement& b) {
+  const int64_t* y = integer_of(b);
+  if (y != nullptr && *y == std::numeric_limits<int64_t>::min()) return {};
+  if (op == '+' && y != nullptr && *y < 0) return symbolic_arithmetic('-', a, -*y);
+  if (op == '-' && y != nullptr && *y < 0) return symbolic_arithmetic('+', a, -*y);
+  const std::optional<Dim> x_dim = dim_of(a);
+  const std::optional<Dim> y_dim = dim_of(b);
+  if (!x_dim || !y_dim) return {};
+  std::optional<Dim> result;
+  switch (op) {
+    case '+': result = dim_add(*x_dim, *y_dim); break;
+    case '-': result = dim_sub(*x_dim, *y_dim); break;
+    case '*': result = dim_mul(*x_dim, *y_dim); break;
+    default: result = dim_exact_div(*x_dim, *y_dim); break;
+  }
+  if (!result) return {};
+  return result->is_static() ? ShapeElement(result->extent()) : ShapeElement(*result);
+}
+
+// One element of Add, Sub, Mul or Div: integers compute (Div only where it cannot round a negative value either
+// way), n * 0 is 0, and symbolic extents give expressions.
 ShapeElement arithmetic(char op, const ShapeElement& a, const ShapeElement& b) {
   const int64_t* x = integer_of(a);
   const int64_t* y = integer_of(b);
@@ -164,12 +193,9 @@ ShapeElement arithmetic(char op, const ShapeElement& a, const ShapeElement& b) {
       default: return *y > 0 && *x >= 0 ? ShapeElement(*x / *y) : ShapeElement();
     }
   }
-  const Dim* symbol_a = std::get_if<Dim>(&a);
-  const Dim* symbol_b = std::get_if<Dim>(&b);
   if (op == '*' && ((x != nullptr && *x == 0) || (y != nullptr && *y == 0))) return int64_t{0};
-  if (symbol_a != nullptr && y != nullptr && *y == (op == '*' || op == '/' ? 1 : 0)) return *symbol_a;
-  if (symbol_b != nullptr && x != nullptr && *x == (op == '*' ? 1 : 0) && (op == '*' || op == '+')) return *symbol_b;
-  return {};
+  if (is_unknown(a) || is_unknown(b)) return {};
+  return symbolic_arithmetic(op, a, b);
 }
 
 std::optional<ShapeVector> elementwise(const NodeView& node) {

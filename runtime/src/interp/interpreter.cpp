@@ -45,6 +45,15 @@ std::string node_description(const Node& node) {
 
 // Checks `value` against a declared type; symbolic dims bind on first sight and must agree afterwards.
 // Returns an empty string, or what differs.
+// An extent's value from the symbols' values (nullopt while one of its symbols has none).
+std::optional<int64_t> dim_value(Dim dim, const SymbolTable& symbols) {
+  return dim.evaluate([&symbols](Dim symbol) -> std::optional<int64_t> {
+    const auto bound = symbols.find(symbol.symbol_name());
+    if (bound == symbols.end()) return std::nullopt;
+    return bound->second;
+  });
+}
+
 std::string type_mismatch(const Value& value, TypeRef type, SymbolTable& symbols) {
   if (type == nullptr) return "";
   switch (type->kind()) {
@@ -59,8 +68,9 @@ std::string type_mismatch(const Value& value, TypeRef type, SymbolTable& symbols
         for (size_t d = 0; d < type->dims().size(); ++d) {
           const Dim dim = type->dims()[d];
           const int64_t actual = tensor.shape()[d];
-          if (dim.is_static()) {
-            equal = equal && dim.extent() == actual;
+          if (!dim.is_symbol()) {  // an extent or an expression (`n * 2`: checked once its symbols are bound)
+            const std::optional<int64_t> expected = dim_value(dim, symbols);
+            equal = equal && (!expected || *expected == actual);
             continue;
           }
           const auto [bound, inserted] = symbols.emplace(std::string(dim.symbol_name()), actual);
@@ -148,11 +158,11 @@ Value shape_value(const Node& node, const SymbolTable& symbols) {
       dims.push_back(dim.is_static() ? dim.extent() : -1);
       continue;
     }
-    const auto bound = symbols.find(dim.symbol_name());
-    if (bound == symbols.end()) {
+    const std::optional<int64_t> value = dim_value(dim, symbols);
+    if (!value) {
       fail(fmt::format("symbolic dimension '{}' has no value (give it in EvalOptions::dims)", dim.symbol_name()));
     }
-    dims.push_back(bound->second);
+    dims.push_back(*value);
   }
   return Value::shape(std::move(dims));
 }
@@ -527,15 +537,15 @@ InputsResult random_inputs(const Function& function, uint64_t seed, const InputO
         shape.push_back(dim.extent());
         continue;
       }
-      const auto bound = options.dims.find(dim.symbol_name());
-      if (bound == options.dims.end()) {
+      const std::optional<int64_t> value = dim_value(dim, options.dims);
+      if (!value) {
         result.error = fmt::format(
             "parameter '{}' has symbolic dimension '{}' without a value (give it in "
             "InputOptions::dims)",
             param.name(), dim.symbol_name());
         return result;
       }
-      shape.push_back(bound->second);
+      shape.push_back(*value);
     }
     const std::optional<int64_t> count = checked_num_elements(shape);
     if (!count || *count > options.max_elements) {

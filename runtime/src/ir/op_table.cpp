@@ -105,6 +105,30 @@ Same same_dim(Dim a, Dim b) {
   return Same::Maybe;
 }
 
+// `dim + offset` for a static offset of either sign; nullopt when that is no Dim.
+std::optional<Dim> add_constant(Dim dim, int64_t offset) {
+  return offset >= 0 ? dim_add(dim, Dim::fixed(offset)) : dim_sub(dim, Dim::fixed(-offset));
+}
+
+// (input + offset) // stride + 1 for a symbolic input.
+std::optional<Dim> symbolic_window_output(Dim input, int64_t offset, int64_t stride) {
+  const std::optional<Dim> numerator = add_constant(input, offset);
+  if (!numerator) return std::nullopt;
+  const std::optional<Dim> steps = dim_floor_div(*numerator, Dim::fixed(stride));
+  return steps ? dim_add(*steps, Dim::fixed(1)) : std::nullopt;
+}
+
+// The number of elements of a shape as a Dim (an expression when the shape is symbolic); nullopt when that
+// product is no Dim.
+std::optional<Dim> num_elements(std::span<const Dim> dims) {
+  std::optional<Dim> count = Dim::fixed(1);
+  for (const Dim& dim : dims) {
+    if (!count) return std::nullopt;
+    count = dim_mul(*count, dim);
+  }
+  return count;
+}
+
 // Extent of a convolution or pooling window sweep; nullopt when it is not a static number.
 struct Window {
   int64_t pad_before = 0;
@@ -336,11 +360,17 @@ class Ctx {
     return true;
   }
 
-  // The output extent of sliding `window` over `input`; nullopt when `input` is symbolic.
+  // The output extent of sliding `window` over `input`: (input + pads - span) // stride + 1, an expression
+  // when `input` is symbolic (nullopt when it cannot be one).
   bool window_output(Dim input, const Window& window, std::optional<Dim>& out) {
     out.reset();
-    if (!input.is_static()) return true;
     int64_t span = window.dilation * (window.kernel - 1) + 1;
+    if (!input.is_static()) {
+      out = symbolic_window_output(input, window.pad_before + window.pad_after - span +
+                                              (window.ceil_mode ? window.stride - 1 : 0),
+                                   window.stride);
+      return true;
+    }
     int64_t numerator = input.extent() + window.pad_before + window.pad_after - span;
     if (numerator < 0) {
       fail(fmt::format("window of extent {} does not fit the padded input extent {}", span,
@@ -355,7 +385,13 @@ class Ctx {
   // The output extent of a transposed convolution over `input`: each input step moves the window by the stride.
   bool transposed_window_output(Dim input, const Window& window, int64_t output_padding, std::optional<Dim>& out) {
     out.reset();
-    if (!input.is_static()) return true;
+    if (!input.is_static()) {
+      // (input - 1) * stride + the rest, all static
+      const int64_t rest = window.dilation * (window.kernel - 1) + 1 + output_padding - window.pad_before -
+                           window.pad_after - window.stride;
+      if (std::optional<Dim> steps = dim_mul(input, Dim::fixed(window.stride))) out = add_constant(*steps, rest);
+      return true;
+    }
     int64_t extent = (input.extent() - 1) * window.stride + window.dilation * (window.kernel - 1) + 1 +
                      output_padding - window.pad_before - window.pad_after;
     if (extent <= 0) {
@@ -583,6 +619,19 @@ TypeRef infer_reshape(const InferInput& in, std::string& error) {
     if (have.symbols == want.symbols && have.fixed != want.fixed) return mismatch();
     return Type::tensor(x->dtype(), target.dims);
   }
+  // The -1 takes the element count divided by the rest, when that division is exact: (b, n, 48) into (b, -1)
+  // gives n * 48.
+  Dims known_dims;
+  for (const Dim& dim : target.dims)
+    if (!dim.is_inferred()) known_dims.push_back(dim);
+  const std::optional<Dim> have_count = num_elements(x->dims());
+  const std::optional<Dim> want_count = num_elements(known_dims);
+  if (have_count && want_count && !(have_count->is_static() && want_count->is_static())) {
+    if (std::optional<Dim> rest = dim_exact_div(*have_count, *want_count)) {
+      target.dims[inferred] = *rest;
+      return Type::tensor(x->dtype(), target.dims);
+    }
+  }
   // The -1 takes what is left: the static quotient, or one symbol when the static parts agree.
   std::vector<int64_t> left;
   if (!std::includes(have.symbols.begin(), have.symbols.end(), want.symbols.begin(), want.symbols.end()))
@@ -746,14 +795,13 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
   std::optional<int64_t> axis = c.opt_int_attr(0);
   if (!axis) {
     // axis=None concatenates the flattened tensors.
-    int64_t total = 0;
+    std::optional<Dim> total = Dim::fixed(0);
     for (TypeRef field : fields) {
-      int64_t count = field->static_num_elements();
-      if (count < 0) return Type::tensor_of_rank(dtype, 1);
-      total += count;
+      if (!field->has_shape()) return Type::tensor_of_rank(dtype, 1);
+      const std::optional<Dim> count = num_elements(field->dims());
+      if (!count || !(total = dim_add(*total, *count))) return Type::tensor_of_rank(dtype, 1);
     }
-    Dim dim = Dim::fixed(total);
-    return Type::tensor(dtype, std::span<const Dim>(&dim, 1));
+    return Type::tensor(dtype, std::span<const Dim>(&*total, 1));
   }
   if (rank < 0) return Type::tensor_of_rank(dtype, -1);
   int concat_axis = 0;
@@ -761,15 +809,12 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
   if (!all_known) return Type::tensor_of_rank(dtype, rank);
   Dims dims(fields[0]->dims().begin(), fields[0]->dims().end());
   bool known = true;
-  int64_t total = 0;
+  std::optional<Dim> total = Dim::fixed(0);  // n + m along a symbolic axis
   for (size_t i = 0; i < fields.size(); ++i) {
     for (int d = 0; d < rank; ++d) {
       Dim dim = fields[i]->dims()[d];
       if (d == concat_axis) {
-        if (dim.is_static() && total >= 0)
-          total += dim.extent();
-        else
-          total = -1;
+        if (total) total = dim_add(*total, dim);
         continue;
       }
       Same same = same_dim(dims[d], dim);
@@ -779,8 +824,8 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
       if (same == Same::Maybe) known = false;
     }
   }
-  if (total >= 0)
-    dims[concat_axis] = Dim::fixed(total);
+  if (total)
+    dims[concat_axis] = *total;
   else if (fields.size() > 1)
     known = false;
   return known ? Type::tensor(dtype, dims) : Type::tensor_of_rank(dtype, rank);
@@ -796,22 +841,28 @@ TypeRef infer_split(const InferInput& in, std::string& error) {
   std::optional<int64_t> extent;
   if (x->has_shape() && x->dims()[split_axis].is_static()) extent = x->dims()[split_axis].extent();
 
-  // One piece along the axis; `size` is nullopt when the piece's length is not a static number.
-  auto piece = [&](std::optional<int64_t> size) {
+  // One piece along the axis; `size` is nullopt when the piece's length is not known.
+  auto piece_of = [&](std::optional<Dim> size) {
     if (!x->has_shape()) return x;
     if (!size) return Type::tensor_of_rank(x->dtype(), x->rank());
     Dims dims(x->dims().begin(), x->dims().end());
-    dims[split_axis] = Dim::fixed(*size);
+    dims[split_axis] = *size;
     return Type::tensor(x->dtype(), dims);
+  };
+  auto piece = [&](std::optional<int64_t> size) {
+    return piece_of(size ? std::optional<Dim>(Dim::fixed(*size)) : std::nullopt);
   };
   std::vector<TypeRef> fields;
   if (const int64_t* count = std::get_if<int64_t>(&sections)) {
     if (*count <= 0) return c.fail(fmt::format("indices_or_sections {} must be positive", *count));
     if (*count == 1) return Type::tuple(std::span<const TypeRef>(&x, 1));
+    // A symbolic extent splits into equal pieces when the count divides it exactly (n * 4 in 2: n * 2 each).
+    const std::optional<Dim> equal_piece =
+        extent || !x->has_shape() ? std::nullopt : dim_exact_div(x->dims()[split_axis], Dim::fixed(*count));
     // Pieces of ceil(extent / count); the last one takes the rest.
     for (int64_t i = 0; i < *count; ++i) {
       if (!extent) {
-        fields.push_back(piece(std::nullopt));
+        fields.push_back(piece_of(equal_piece));
         continue;
       }
       int64_t chunk = (*extent + *count - 1) / *count;
@@ -903,10 +954,9 @@ TypeRef infer_cumsum(const InferInput& in, std::string& error) {
   if (dtype == DType::Unknown) dtype = x->dtype();
   std::optional<int64_t> axis = c.opt_int_attr(0);
   if (!axis) {
-    int64_t count = x->static_num_elements();
-    if (count < 0) return Type::tensor_of_rank(dtype, 1);
-    Dim dim = Dim::fixed(count);
-    return Type::tensor(dtype, std::span<const Dim>(&dim, 1));
+    const std::optional<Dim> count = x->has_shape() ? num_elements(x->dims()) : std::nullopt;
+    if (!count) return Type::tensor_of_rank(dtype, 1);
+    return Type::tensor(dtype, std::span<const Dim>(&*count, 1));
   }
   int scan_axis = 0;
   if (x->rank() >= 0 && !c.normalize_axis(*axis, x->rank(), scan_axis)) return nullptr;
@@ -1112,10 +1162,9 @@ TypeRef infer_conv(const InferInput& in, std::string& error) {
     if (!c.expect_same(in_channels, kernel_in, "data channels and the weight's input channels")) return nullptr;
     if (in_channels.is_static() && in_channels.extent() % groups != 0)
       return c.fail(fmt::format("input channels {} are not divisible by groups {}", in_channels.extent(), groups));
-    if (out_channels.is_static())
-      out_channels = Dim::fixed(out_channels.extent() * groups);
-    else if (groups != 1)
-      return Type::tensor_of_rank(dtype, kRank);  // a symbol times groups: no Dim says that
+    const std::optional<Dim> all_out_channels = dim_mul(out_channels, Dim::fixed(groups));
+    if (!all_out_channels) return Type::tensor_of_rank(dtype, kRank);
+    out_channels = *all_out_channels;
   } else {
     if (in_channels.is_static() && kernel_in.is_static() && in_channels.extent() != kernel_in.extent() * groups)
       return c.fail(fmt::format("data has {} channels but the weight expects {} (in-channels {} x groups {})",

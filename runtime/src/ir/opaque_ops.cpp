@@ -9,15 +9,6 @@ namespace dpl {
 
 namespace {
 
-bool is_identifier(std::string_view text) {
-  if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
-  for (char c : text) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (!alnum && c != '_') return false;
-  }
-  return true;
-}
-
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   size_t begin = 0;
@@ -75,8 +66,9 @@ TypeRef parse_type(std::string_view spelling, std::string& error) {
     } else if (auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), extent);
                ec == std::errc() && end == part.data() + part.size() && extent >= 0) {
       dims.push_back(Dim::fixed(extent));
-    } else if (is_identifier(part)) {
-      dims.push_back(Dim::symbol(part));
+    } else if (DimSyntaxError ignored; const std::optional<Dim> dim = parse_dim(
+                   part, false, [](std::string_view) { return std::string(); }, ignored)) {
+      dims.push_back(*dim);  // a symbol (`n`) or an expression over symbols (`n * 2`)
     } else {
       error = "result type '" + std::string(spelling) + "' has a bad dimension '" + std::string(part) + "'";
       return nullptr;

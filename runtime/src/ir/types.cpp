@@ -1,4 +1,4 @@
-// IR types: dtype names, interned dimension symbols and the global hash-consing table of types.
+// IR types: dtype names and the global hash-consing table of types (dimensions live in dims.cpp).
 #include "dpl/ir/types.h"
 
 #include <array>
@@ -42,53 +42,6 @@ bool is_integer(DType dtype) {
   return dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::Int64 ||
          dtype == DType::UInt8;
 }
-
-// ---------------------------------------------------------------------------------------------------------
-// Dimension symbols: interned by name; symbol 0 is reserved for reshape's inferred extent "-1".
-
-namespace {
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
-};
-
-class SymbolTable {
- public:
-  SymbolTable() { intern("-1"); }
-
-  int64_t intern(std::string_view name) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
-    int64_t id = static_cast<int64_t>(names_.size());
-    names_.emplace_back(name);
-    ids_.emplace(names_.back(), id);
-    return id;
-  }
-
-  std::string_view name(int64_t id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (id < 0 || static_cast<size_t>(id) >= names_.size()) return "?";
-    return names_[static_cast<size_t>(id)];
-  }
-
- private:
-  std::mutex mutex_;
-  std::deque<std::string> names_;  // stable storage for the returned views
-  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> ids_;
-};
-
-SymbolTable& symbols() {
-  static SymbolTable table;
-  return table;
-}
-
-}  // namespace
-
-Dim Dim::symbol(std::string_view name) { return Dim(-(symbols().intern(name) + 1)); }
-
-std::string_view Dim::symbol_name() const { return symbols().name(-value_ - 1); }
 
 // ---------------------------------------------------------------------------------------------------------
 // The interning table: a set of Type pointers that can be probed with a not-yet-built key.

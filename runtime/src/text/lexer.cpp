@@ -46,6 +46,7 @@ std::string_view token_kind_name(TokenKind kind) {
     case TokenKind::Arrow: return "'->'";
     case TokenKind::At: return "'@'";
     case TokenKind::Minus: return "'-'";
+    case TokenKind::Operator: return "operator";
     case TokenKind::Error: return "invalid token";
   }
   return "token";
@@ -227,6 +228,12 @@ Token Lexer::next() {
       case '=': return make(TokenKind::Equal, start, start_col);
       case '.': return make(TokenKind::Dot, start, start_col);
       case '@': return make(TokenKind::At, start, start_col);
+      case '+':
+      case '*':
+      case '%': return make(TokenKind::Operator, start, start_col);
+      case '/':
+        if (pos_ < size && text[pos_] == '/') ++pos_;
+        return make(TokenKind::Operator, start, start_col);
       case '-':
         if (pos_ < size && text[pos_] == '>') {
           ++pos_;

@@ -32,6 +32,7 @@ enum class TokenKind : uint8_t {
   Arrow,
   At,
   Minus,
+  Operator,  // + * / // %: only dimension expressions use them
   Error,  // a malformed token; the lexer has already reported it
 };
 

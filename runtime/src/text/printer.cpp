@@ -103,15 +103,22 @@ std::string literal_str(const Literal& literal) {
   return out + ")";
 }
 
+// The symbols that `T.int64()` declares: those the dims name, an expression's (`n * 48`) among them.
+void collect_dim_symbols(std::span<const Dim> dims, std::vector<std::string_view>& symbols) {
+  for (const Dim& dim : dims) {
+    if (dim.is_static() || dim.is_inferred()) continue;
+    for (const Dim& symbol : dim.symbols()) {
+      if (std::find(symbols.begin(), symbols.end(), symbol.symbol_name()) == symbols.end()) {
+        symbols.push_back(symbol.symbol_name());
+      }
+    }
+  }
+}
+
 void collect_symbols(TypeRef type, std::vector<std::string_view>& symbols) {
   if (type == nullptr) return;
   for (TypeRef field : type->fields()) collect_symbols(field, symbols);
-  for (const Dim& dim : type->dims()) {
-    if (dim.is_static() || dim.is_inferred()) continue;
-    if (std::find(symbols.begin(), symbols.end(), dim.symbol_name()) == symbols.end()) {
-      symbols.push_back(dim.symbol_name());
-    }
-  }
+  collect_dim_symbols(type->dims(), symbols);
 }
 
 class FunctionPrinter {
@@ -207,7 +214,7 @@ class FunctionPrinter {
           bindings_.push_back(done);
         }
         if (done->kind() == NodeKind::FuncCall) calls_functions_ = true;
-        if (done->kind() == NodeKind::ShapeLit) collect_shape_symbols(done->shape_value());
+        if (done->kind() == NodeKind::ShapeLit) collect_dim_symbols(done->shape_value(), body_symbols_);
       }
     };
     for (const Node* node : fn_.nodes()) {
@@ -215,15 +222,6 @@ class FunctionPrinter {
     }
     if (fn_.output() != nullptr) visit(fn_.output());
     for (const Node* node : bindings_) collect_symbols(node->type(), body_symbols_);
-  }
-
-  void collect_shape_symbols(std::span<const Dim> dims) {
-    for (const Dim& dim : dims) {
-      if (dim.is_static() || dim.is_inferred()) continue;
-      if (std::find(body_symbols_.begin(), body_symbols_.end(), dim.symbol_name()) == body_symbols_.end()) {
-        body_symbols_.push_back(dim.symbol_name());
-      }
-    }
   }
 
   // Keeps every usable name (first come, first served: parameters, then bindings in order); the rest get fresh

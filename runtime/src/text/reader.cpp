@@ -42,6 +42,7 @@
 #include <charconv>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -286,6 +287,7 @@ class Reader {
       case TokenKind::Name:
       case TokenKind::Int:
       case TokenKind::Float:
+      case TokenKind::Operator:
       case TokenKind::String: {
         std::string_view spelling = text(token);
         if (spelling.size() > 40) return "'" + std::string(spelling.substr(0, 40)) + "...'";
@@ -1380,7 +1382,8 @@ class Reader {
   // ----------------------------------------------------------------------------------------------------------
   // Types
 
-  // `(d0, d1, ...)` or `[d0, ...]` into dims_; ints, "n" strings, or names declared with T.int64().
+  // `(d0, d1, ...)` or `[d0, ...]` into dims_: extents in TVM's PrimExpr spelling (`16`, `n`, `n * 48`,
+  // `(n + 1) // 2`), bare with names declared by T.int64() or as strings naming their symbols.
   void parse_dims(bool allow_inferred) {
     if (!at(TokenKind::LParen) && !at(TokenKind::LBracket)) {
       fail(tok(), "expected a shape such as (16, 16), found " + describe(tok()));
@@ -1389,42 +1392,74 @@ class Reader {
     advance();
     dims_.clear();
     while (!at(close)) {
-      const Token first = tok();
-      if (at(TokenKind::Minus)) {
-        advance();
-        Token digits = expect(TokenKind::Int, "a dimension");
-        const int64_t value = int_value(digits, true);
-        if (!(allow_inferred && value == -1)) {
-          fail_at(span(first, digits), "negative dimension " + std::to_string(value) +
-                                           (allow_inferred ? " (only -1, an inferred extent, is allowed)" : ""));
-        }
-        dims_.push_back(Dim::inferred());
-      } else if (at(TokenKind::Int)) {
-        dims_.push_back(Dim::fixed(int_value(tok(), false)));
-        advance();
-      } else if (at(TokenKind::String)) {
-        const std::string name = cur_.lexer.string_value(tok());
-        if (name.empty() || name == "-1") fail(tok(), "invalid symbolic dimension \"" + name + "\"");
-        dims_.push_back(Dim::symbol(name));
-        advance();
-      } else if (at(TokenKind::Name)) {
-        const NameEntry* found = scope_->names.find(text(first));
-        if (found == nullptr) {
-          fail(first, "undefined symbolic dimension '" + std::string(text(first)) + "' (declare it with `" +
-                          std::string(text(first)) + " = T.int64()` or write it as a string)");
-        }
-        if (found->poisoned) throw StatementError{};
-        if (found->node != nullptr) {
-          fail(first, "'" + std::string(text(first)) + "' is a value, not a symbolic dimension");
-        }
-        dims_.push_back(Dim::symbol(text(first)));
+      if (at(TokenKind::String)) {
+        const Token string = tok();
+        const std::string spelling = cur_.lexer.string_value(string);
+        if (spelling.empty() || spelling == "-1") fail(string, "invalid symbolic dimension \"" + spelling + "\"");
+        dims_.push_back(parse_dim_text(string, 1, spelling, false, [](std::string_view) { return std::string(); }));
         advance();
       } else {
-        fail(first, "expected a dimension, found " + describe(first));
+        parse_bare_dim(close, allow_inferred);
       }
       if (!at(close)) expect(TokenKind::Comma, "',' or the closing bracket");
     }
     advance();
+  }
+
+  // One unquoted dimension: the tokens up to the next ',' or `close` outside parentheses.
+  void parse_bare_dim(TokenKind close, bool allow_inferred) {
+    const Token first = tok();
+    Token last = first;
+    bool any = false;
+    int depth = 0;
+    while (depth > 0 || (!at(close) && !at(TokenKind::Comma))) {
+      switch (tok().kind) {
+        case TokenKind::LParen: ++depth; break;
+        case TokenKind::RParen: --depth; break;
+        case TokenKind::Int:
+        case TokenKind::Name:
+        case TokenKind::Minus:
+        case TokenKind::Operator: break;
+        case TokenKind::Dot:    // `T.max(n, 1)`: the expression parser says what is unsupported
+        case TokenKind::Comma:  // only inside parentheses here
+          break;
+        default:
+          if (depth > 0 && at(TokenKind::RBracket)) fail(tok(), "missing ')' in a dimension");
+          fail(tok(), "expected a dimension, found " + describe(tok()));
+      }
+      last = tok();
+      any = true;
+      advance();
+    }
+    if (!any) fail(first, "expected a dimension, found " + describe(first));
+    const std::string_view spelling = cur_.lexer.file().text();
+    dims_.push_back(parse_dim_text(first, 0, spelling.substr(first.offset, last.offset + last.length - first.offset),
+                                   allow_inferred, [this](std::string_view name) { return check_dim_symbol(name); }));
+  }
+
+  // Why a bare name cannot be a symbolic dimension (empty when it can).
+  std::string check_dim_symbol(std::string_view name) {
+    const NameEntry* found = scope_->names.find(name);
+    if (found == nullptr) {
+      return "undefined symbolic dimension '" + std::string(name) + "' (declare it with `" + std::string(name) +
+             " = T.int64()` or write it as a string)";
+    }
+    if (found->poisoned) throw StatementError{};
+    if (found->node != nullptr) return "'" + std::string(name) + "' is a value, not a symbolic dimension";
+    return {};
+  }
+
+  // Parses `spelling`, which starts `skip` bytes into `token` (the quote of a string); errors point into it.
+  Dim parse_dim_text(const Token& token, size_t skip, std::string_view spelling, bool allow_inferred,
+                     const std::function<std::string(std::string_view)>& check_symbol) {
+    DimSyntaxError error;
+    if (std::optional<Dim> dim = parse_dim(spelling, allow_inferred, check_symbol, error)) return *dim;
+    SourceLoc where = loc(token);
+    if (spelling.substr(0, error.offset).find('\n') == std::string_view::npos) {
+      where.col += static_cast<uint32_t>(skip + error.offset);
+      where.length = static_cast<uint32_t>(std::max<size_t>(error.length, 1));
+    }
+    fail_at(where, error.message);
   }
 
   TypeRef parse_type(int depth) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,7 +33,10 @@ inline bool is_float(DType dtype) {
 }
 bool is_integer(DType dtype);  // signed or unsigned, not bool
 
-// One tensor dimension: a static extent (>= 0) or a named symbol such as `n`.
+// One tensor dimension: a static extent (>= 0), a named symbol such as `n`, or an expression over symbols such
+// as `n * 48`, `n + m` or `n // 2` (dims.cpp). Symbols and expressions are interned: a Dim stays one int64 and
+// equality one compare. Expressions are canonical polynomials (integer coefficients, floor-division and modulo
+// atoms), so `48 * n == n * 48` and `n + n == n * 2`; an expression without symbols is a static extent.
 class Dim {
  public:
   static Dim fixed(int64_t extent) { return Dim(extent); }
@@ -44,15 +48,47 @@ class Dim {
 
   bool is_static() const { return value_ >= 0; }
   int64_t extent() const { return value_; }  // only when is_static()
-  std::string_view symbol_name() const;      // only when !is_static()
+  // A plain symbol's name; an expression's TVM spelling (`n * 48`). Only when !is_static().
+  std::string_view symbol_name() const;
+  bool is_symbol() const;      // a named symbol (not inferred, not an expression)
+  bool is_expression() const;  // arithmetic over symbols
+  std::string str() const;     // `16`, `n`, `n * 48`, `(n + 1) // 2`: as TVM prints a PrimExpr
+  // The named symbols the dim mentions, each once, in the order its spelling names them.
+  std::vector<Dim> symbols() const;
+  // The value once every symbol has one (`value_of` gives nullopt for an unknown symbol); nullopt when a symbol
+  // is unknown, a division is by zero or the arithmetic overflows.
+  std::optional<int64_t> evaluate(const std::function<std::optional<int64_t>(Dim symbol)>& value_of) const;
 
   bool operator==(const Dim&) const = default;
   int64_t raw() const { return value_; }  // for hashing
 
  private:
+  friend class DimTable;
   explicit Dim(int64_t value) : value_(value) {}
-  int64_t value_;  // >= 0: extent; < 0: -(symbol id + 1)
+  int64_t value_;  // >= 0: extent; < 0: -(id + 1) of an interned symbol or expression
 };
+
+// Arithmetic on extents. Each gives nullopt when the result is not a Dim (a negative static value, overflow, an
+// expression too large to keep, the inferred extent as an operand, division by zero or by a negative number).
+std::optional<Dim> dim_add(Dim a, Dim b);
+std::optional<Dim> dim_sub(Dim a, Dim b);
+std::optional<Dim> dim_mul(Dim a, Dim b);
+std::optional<Dim> dim_floor_div(Dim a, Dim b);  // `a // b`; exact parts fold: (n * 4 + m) // 2 == n * 2 + m // 2
+std::optional<Dim> dim_floor_mod(Dim a, Dim b);  // `a % b`
+// `a / b` only when the division is provably exact for every value of the symbols (n * 96 / 48 == n * 2).
+std::optional<Dim> dim_exact_div(Dim a, Dim b);
+
+// A dimension in TVM's PrimExpr spelling: integers, symbols, `+ - * // %`, unary minus and parentheses.
+// `check_symbol` returns why a name cannot be used (empty when it can). A negative static result is an error,
+// except -1 when `allow_inferred` (reshape's inferred extent).
+struct DimSyntaxError {
+  size_t offset = 0;  // into the text
+  size_t length = 1;
+  std::string message;
+};
+std::optional<Dim> parse_dim(std::string_view text, bool allow_inferred,
+                             const std::function<std::string(std::string_view name)>& check_symbol,
+                             DimSyntaxError& error);
 
 // Python tuple spelling of a shape: `(16, 16)`, `(1024,)`, `()`, `(n, 4)`.
 std::string dims_str(std::span<const Dim> dims);
