@@ -1657,6 +1657,7 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
     const std::string header = partition ? "partition " + string_literal(rule.name) + " (" + location + ")"
                                          : "rule " + rule.name + " (" + location + ")";
     for (size_t k = 0; k < expanded.size(); ++k) {
+      if (rule.is_dropped(k)) continue;  // it can never match (never_match.h)
       Alternative alternative;
       alternative.rule_index = rule_index;
       alternative.rule = &rule;
@@ -1897,6 +1898,14 @@ std::string emit_plan(const AstFile& file, const OpRegistry& given_registry) {
       out.indent();
       group.tree.print_plan(out);
       out.dedent();
+    }
+    for (const Rule& rule : pass.rules) {
+      if (rule.dropped.empty()) continue;
+      const size_t count = expand_alternatives(*rule.lhs).size();
+      for (const DroppedAlternative& dropped : rule.dropped) {
+        out.line(fmt::format("dropped: rule {} ({}:{}), alternative {} of {}: it can never match: {}", rule.name,
+                             file.basename, rule.name_loc.line, dropped.index + 1, count, dropped.reason));
+      }
     }
     out.dedent();
   }

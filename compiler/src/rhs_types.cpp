@@ -82,7 +82,7 @@ class RuleTyper {
             [&](const ParamPattern&) { return value(Type::unknown()); },
             [&](const VarPattern& p) {
               auto [it, fresh] = values_.emplace(p.name, nullptr);
-              if (fresh) it->second = value(Type::unknown());
+              if (fresh) it->second = value(leaf_type(p.name));
               return it->second;
             },
             [&](const BindPattern& p) {
@@ -108,7 +108,7 @@ class RuleTyper {
               TypeRef tuple = type_pattern(*p.tuple)->type();
               return value(p.index ? item_type(tuple, *p.index) : Type::unknown());
             },
-            [&](const CallPattern& p) { return type_call_pattern(p); },
+            [&](const CallPattern& p) { return type_call_pattern(p, pattern.loc); },
             [&](const AltPattern&) { return value(Type::unknown()); },  // expanded before typing
         },
         pattern.node);
@@ -164,6 +164,15 @@ class RuleTyper {
   }
 
   void bind(const std::string& name, Node* node) { values_[name] = node; }
+  // Leaves named here get these types instead of an unknown one (what a guard tells about them).
+  void refine_leaves(const std::map<std::string, TypeRef>& types) { leaf_types_ = &types; }
+  // The first call of the left-hand side whose inference failed on what is known for certain.
+  const std::optional<LhsTypeFailure>& lhs_failure() const { return lhs_failure_; }
+  std::map<std::string, TypeRef> bound_types() const {
+    std::map<std::string, TypeRef> types;
+    for (const auto& [name, node] : values_) types.emplace(name, node->type());
+    return types;
+  }
   Node* bound(const std::string& name) const {
     auto it = values_.find(name);
     return it == values_.end() ? nullptr : it->second;
@@ -171,6 +180,35 @@ class RuleTyper {
 
  private:
   Node* value(TypeRef type) { return scratch_.add_param("", type); }
+
+  // Whether inference fails with each operand of unknown type replaced by a value of each kind about which nothing
+  // else is known (a tensor or shape of any rank, a tuple of up to three fields, or left unknown).
+  bool fails_for_any_unknowns(const OpInfo& info, std::vector<Node*> operands, const AttrList& attrs) {
+    std::vector<size_t> unknown;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (operands[i]->type()->kind() == TypeKind::Unknown) unknown.push_back(i);
+    }
+    if (unknown.empty()) return true;
+    if (unknown.size() > 4) return false;
+    if (kind_probes_.empty()) {
+      for (TypeRef type : types_of_any_value()) kind_probes_.push_back(value(type));
+    }
+    std::vector<size_t> choice(unknown.size(), 0);
+    while (true) {
+      for (size_t k = 0; k < unknown.size(); ++k) operands[unknown[k]] = kind_probes_[choice[k]];
+      std::string error;
+      if (info.infer(InferInput{operands, attrs}, error) != nullptr) return false;
+      size_t k = 0;
+      while (k < unknown.size() && ++choice[k] == kind_probes_.size()) choice[k++] = 0;
+      if (k == unknown.size()) return true;
+    }
+  }
+
+  TypeRef leaf_type(const std::string& name) const {
+    if (leaf_types_ == nullptr) return Type::unknown();
+    auto it = leaf_types_->find(name);
+    return it == leaf_types_->end() ? Type::unknown() : it->second;
+  }
 
   TypeRef tensor_type(const TypePattern& pattern) {
     DType dtype = pattern.dtype.value_or(DType::Unknown);
@@ -200,7 +238,7 @@ class RuleTyper {
 
   // An op call matched on the left has the type inference gives its operands and attributes; an attribute the
   // pattern leaves open or captures may hold anything (see open_attrs_type); a composite call's type is unknown.
-  Node* type_call_pattern(const CallPattern& call) {
+  Node* type_call_pattern(const CallPattern& call, SourceLoc loc) {
     std::vector<Node*> operands;
     for (const PatternPtr& operand : call.operands) operands.push_back(type_pattern(*operand));
     if (!call.op_var.empty() && call.ops.size() == 1) ops_[call.op_var] = call.ops[0].id;
@@ -217,6 +255,12 @@ class RuleTyper {
     }
     std::string error;
     TypeRef type = infer(info, operands, attrs, open, error);
+    // With every attribute written, inference failed on facts no match escapes, whatever the operands of unknown
+    // type are.
+    if (type == nullptr && !lhs_failure_ && std::find(open.begin(), open.end(), true) == open.end() &&
+        fails_for_any_unknowns(info, operands, attrs)) {
+      lhs_failure_ = LhsTypeFailure{loc, error};
+    }
     return value(type != nullptr ? type : Type::unknown());  // a failure: the pattern matches nothing so typed
   }
 
@@ -311,6 +355,9 @@ class RuleTyper {
   std::map<std::string, Node*> values_;
   std::map<std::string, OpId> ops_;  // op variables: one op per alternative
   int any_dims_ = 0;
+  const std::map<std::string, TypeRef>* leaf_types_ = nullptr;
+  std::vector<Node*> kind_probes_;
+  std::optional<LhsTypeFailure> lhs_failure_;
 };
 
 // Types `rhs` against `root`, the value it replaces; reports a misfit at `rhs`. `const_root` is the node a
@@ -333,6 +380,7 @@ void check_rule(const Rule& rule, const OpRegistry& registry, DiagnosticEngine& 
   if (rule.kind == Rule::Kind::Rewrite) {
     std::vector<PatternPtr> alternatives = expand_alternatives(*rule.lhs);
     for (size_t k = 0; k < alternatives.size(); ++k) {
+      if (rule.is_dropped(k)) continue;
       RuleTyper typer(registry, diags);
       Node* root = typer.type_pattern(*alternatives[k]);
       std::string which = alternatives.size() == 1
@@ -374,6 +422,27 @@ void check_rule(const Rule& rule, const OpRegistry& registry, DiagnosticEngine& 
 }
 
 }  // namespace
+
+const std::vector<TypeRef>& types_of_any_value() {
+  static const std::vector<TypeRef> types = [] {
+    const TypeRef any = Type::unknown();
+    return std::vector<TypeRef>{Type::tensor_of_rank(DType::Unknown, -1), Type::shape(-1),
+                                Type::tuple(std::vector{any}), Type::tuple(std::vector{any, any}),
+                                Type::tuple(std::vector{any, any, any}), any};
+  }();
+  return types;
+}
+
+LhsTyping type_lhs(const Pattern& alternative, const std::map<std::string, TypeRef>& leaf_types,
+                   const OpRegistry& registry) {
+  DiagnosticEngine unused;  // typing a left-hand side reports nothing
+  RuleTyper typer(registry, unused);
+  typer.refine_leaves(leaf_types);
+  typer.type_pattern(alternative);
+  return LhsTyping{typer.lhs_failure(), typer.bound_types()};
+}
+
+std::string type_spelling(TypeRef type) { return type_text(type); }
 
 void check_rhs_types(const AstFile& file, DiagnosticEngine& diags, const OpRegistry& registry) {
   for (const Pass& pass : file.passes) {

@@ -1411,8 +1411,10 @@ class InterpretedPass {
       }
       // A partition pass visits users first, so that each match is as large as it can be.
       if (rule.kind == Rule::Kind::Partition) order = VisitOrder::UsersFirst;
-      for (PatternPtr& pattern : expand_alternatives(*rule.lhs)) {
-        alternatives_.push_back(std::make_unique<Alternative>(registry, natives, std::move(pattern), rule, i));
+      std::vector<PatternPtr> expanded = expand_alternatives(*rule.lhs);
+      for (size_t k = 0; k < expanded.size(); ++k) {
+        if (rule.is_dropped(k)) continue;  // it can never match (never_match.h)
+        alternatives_.push_back(std::make_unique<Alternative>(registry, natives, std::move(expanded[k]), rule, i));
       }
     }
     // The rule order (docs/semantics.md): higher priority first, then the more specific, then declaration order.

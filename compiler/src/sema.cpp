@@ -8,6 +8,7 @@
 #include <set>
 
 #include "dpl/compiler/emit_cpp.h"
+#include "dpl/compiler/never_match.h"
 #include "dpl/compiler/op_decls.h"
 #include "dpl/compiler/overlap.h"
 #include "dpl/compiler/rhs_types.h"
@@ -1470,6 +1471,7 @@ bool check(AstFile& file, DiagnosticEngine& diags, const OpRegistry& given) {
   const OpRegistry& registry = file.op_registry ? *file.op_registry : given;
   Checker(file, diags, registry).run();
   if (diags.error_count() != errors_before) return false;
+  check_never_matching(file, diags, registry);
   check_rhs_types(file, diags, registry);
   check_rule_overlaps(file, diags, registry);
   if (diags.error_count() != errors_before) return false;

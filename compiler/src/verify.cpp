@@ -1043,6 +1043,7 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
         verified_shapes += (verified_shapes.empty() ? "" : " and ") + verdict.detail + " with " + check.label();
         break;
       case RuleVerdict::Kind::NotVerified:
+      case RuleVerdict::Kind::NeverMatches:  // searches give no such verdict
         if (combined.detail.empty()) combined.detail = verdict.detail + " with " + check.label();
         break;
     }
@@ -1105,6 +1106,13 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
       }
       const RuleAlternatives alternatives = rule_alternatives(rule);
       for (size_t i = 0; i < alternatives.size(); ++i) {
+        if (rule.kind != Rule::Kind::MultiRoot && rule.is_dropped(i)) {
+          const auto& dropped = *std::find_if(rule.dropped.begin(), rule.dropped.end(),
+                                              [&](const DroppedAlternative& d) { return d.index == i; });
+          result.verdicts.push_back({RuleVerdict::Kind::NeverMatches, pass.name,
+                                     alternative_name(rule, i, alternatives.size()), dropped.reason, ""});
+          continue;
+        }
         RuleVerdict verdict =
             check_alternative(*interpreter, pass_index, rule_index, alternatives.spec(rule, i), options);
         verdict.pass = pass.name;
@@ -1131,6 +1139,9 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
         break;
       case RuleVerdict::Kind::NotVerified:
         out << "not verified: " << verdict.pass << "/" << verdict.rule << ": " << verdict.detail << "\n";
+        break;
+      case RuleVerdict::Kind::NeverMatches:
+        out << "never matches: " << verdict.pass << "/" << verdict.rule << ": " << verdict.detail << "\n";
         break;
     }
   }

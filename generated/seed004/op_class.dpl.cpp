@@ -39,9 +39,9 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
   return -1;
 }
 
-// Pass seed004_binary_op_of_transposes, rooted at subtract, divide, floor_divide, power, less, less_equal, greater, greater_equal, broadcast_to, nn.bias_add: the decision tree of its rules.
+// Pass seed004_binary_op_of_transposes, rooted at subtract, divide, floor_divide, power, less, less_equal, greater, greater_equal, nn.bias_add: the decision tree of its rules.
 int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 19, 20 of 20 (they differ in the root op only)
+  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 20 of 20 (they differ in the root op only)
   // (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
   if (!root->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(0);
@@ -88,7 +88,6 @@ int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* ro
     case dpl::op::less_equal:
     case dpl::op::greater:
     case dpl::op::greater_equal:
-    case dpl::op::broadcast_to:
     case dpl::op::nn_bias_add:
       return match_seed004_binary_op_of_transposes_subtract(rewriter, root);
     default:

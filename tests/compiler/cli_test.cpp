@@ -191,6 +191,31 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   EXPECT_NE(cpp.output.find("rewriter.call(op, {y, x})"), std::string::npos) << cpp.output;
 }
 
+// An op-class alternative that can never match (broadcast_to's operand 1 is a shape, never a permute_dims call)
+// is left out of the decision tree and the generated code, and --emit=plan lists it as dropped with the reason;
+// the rule still compiles (its other alternatives can match), with no diagnostic.
+TEST_F(Dplc, EmitPlanShowsDroppedAlternatives) {
+  write_file(dir_ / "rules.dpl",
+             "pass p {\n"
+             "  rule r: (op: broadcast_to | add)(x, permute_dims(y, axes=a)) => permute_dims(op(x, y), axes=a);\n"
+             "}\n");
+  DplcRun run = run_dplc("--emit=plan " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string& plan = run.output;
+  EXPECT_NE(plan.find("pass p (rules.dpl): 1 rule, 1 alternative\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("rooted at add: 1 alternative"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("rooted at broadcast_to"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("dropped: rule r (rules.dpl:2), alternative 1 of 2: it can never match: operand 1 of "
+                      "broadcast_to is always a shape, but permute_dims(y, axes=a) is always a tensor"),
+            std::string::npos)
+      << plan;
+  EXPECT_EQ(plan.find("warning"), std::string::npos) << plan;
+  DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  EXPECT_EQ(cpp.output.find("dpl::op::broadcast_to"), std::string::npos) << cpp.output;
+  EXPECT_NE(cpp.output.find("dpl::op::add"), std::string::npos) << cpp.output;
+}
+
 // --emit=plan prints each pass's decision tree: the steps two rules share once, under both names, then each
 // rule's own steps; rules whose first operand has different ops are the cases of one switch.
 TEST_F(Dplc, EmitPlanShowsTheSharedChecks) {

@@ -317,6 +317,13 @@ struct RootRewrite {
   ExprPtr value;
 };
 
+// An alternative of a rule's left-hand side that no graph can match (never_match.h): left out of the decision
+// tree, the rule interpreter and dplc --verify, and shown by `dplc --emit=plan`.
+struct DroppedAlternative {
+  size_t index = 0;    // in expand_alternatives(*rule.lhs) order
+  std::string reason;  // "operand 1 of broadcast_to must be a shape, ..."
+};
+
 struct Rule {
   enum class Kind : uint8_t {
     Rewrite,    // `rule NAME: lhs => rhs;`
@@ -333,6 +340,12 @@ struct Rule {
   ExprPtr rhs;     // Rewrite only
   std::vector<RootDecl> roots;        // MultiRoot only, in matching order
   std::vector<RootRewrite> rewrites;  // MultiRoot only
+  std::vector<DroppedAlternative> dropped;  // sema: Rewrite and Partition only, by index
+
+  bool is_dropped(size_t alternative) const {
+    return std::any_of(dropped.begin(), dropped.end(),
+                       [&](const DroppedAlternative& d) { return d.index == alternative; });
+  }
 };
 
 // How a later root of a multi-root rule is found from the values bound before it: `path` holds the operand

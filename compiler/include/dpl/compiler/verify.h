@@ -16,11 +16,13 @@ struct VerifyOptions {
 };
 
 struct RuleVerdict {
-  enum class Kind : uint8_t { Verified, Unsound, NotVerified };
+  // NeverMatches: an alternative dplc dropped because no graph can match it (Rule::dropped); nothing to verify.
+  enum class Kind : uint8_t { Verified, Unsound, NotVerified, NeverMatches };
   Kind kind = Kind::NotVerified;
   std::string pass;
   std::string rule;    // with " (alternative i of n)" when the rule has several
-  std::string detail;  // Verified: the instance's parameters; Unsound: the difference; NotVerified: the reason
+  std::string detail;  // Verified: the instance's parameters; Unsound: the difference; NotVerified and
+                       // NeverMatches: the reason
   // A replacement the driver declined for its type on an instance the rule matched (its right-hand side does not
   // fit there, so the rewrite does not happen): not unsound (declining is how a rule that does not fit behaves,
   // docs/semantics.md), but worth a warning. Empty when none was.
@@ -37,7 +39,7 @@ struct VerifyResult {
 // different widths first; groups with 2, then 3 members, then 2 of different alternatives), rewrites it with the
 // rule alone (the rule interpreter), and evaluates before and after with the reference interpreter. Errors (compile errors, unsound rules with file:line:col, the
 // source line and a caret) go to `messages`; one line per rule alternative goes to `out`:
-// "verified: ...", "not verified: ..." or "unsound: ...".
+// "verified: ...", "not verified: ...", "unsound: ..." or "never matches: ..." (a dropped alternative).
 VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostream& messages,
                           const VerifyOptions& options = {});
 
