@@ -508,7 +508,6 @@ class PassOverlaps {
  public:
   PassOverlaps(const Pass& pass, DiagnosticEngine& diags, const OpRegistry& registry)
       : diags_(diags), registry_(registry) {
-    std::vector<size_t> alternative_counts(pass.rules.size(), 0);
     for (size_t i = 0; i < pass.rules.size(); ++i) {
       const Rule& rule = pass.rules[i];
       if (rule.kind == Rule::Kind::MultiRoot) {
@@ -518,7 +517,10 @@ class PassOverlaps {
         continue;
       }
       if (rule.lhs == nullptr) continue;
-      for (PatternPtr& alternative : expand_alternatives(*rule.lhs)) {
+      std::vector<PatternPtr> alternatives = expand_alternatives(*rule.lhs);
+      for (size_t k = 0; k < alternatives.size(); ++k) {
+        if (rule.is_dropped(k)) continue;  // it can never match, so it neither shadows nor overlaps (never_match.h)
+        PatternPtr& alternative = alternatives[k];
         Candidate candidate;
         candidate.rule = &rule;
         candidate.rule_index = i;

@@ -238,8 +238,9 @@ class RuleFacts {
     // A quick no: the right-hand side's root op is none of the left-hand side's.
     if (!rhs_op_ || std::find(to.lhs_ops_.begin(), to.lhs_ops_.end(), *rhs_op_) == to.lhs_ops_.end()) return false;
     if (!to.alternatives_) to.alternatives_ = expand_alternatives(*to.rule_.lhs);
-    for (const PatternPtr& alternative : *to.alternatives_) {
-      if (TermMatcher(term_, registry).match(*alternative, *rule_.rhs)) return true;
+    for (size_t k = 0; k < to.alternatives_->size(); ++k) {
+      if (to.rule_.is_dropped(k)) continue;  // it can never match (never_match.h)
+      if (TermMatcher(term_, registry).match(*(*to.alternatives_)[k], *rule_.rhs)) return true;
     }
     return false;
   }
