@@ -588,25 +588,61 @@ TEST(GraphMemory, NodesInMemoryOfADestroyedFunctionStartClean) {
 // that graph after graph does not fault in fresh pages: the next function's first node lies where the last
 // block given back lay, which is the dead function's first block (blocks are given back last first), whatever
 // else was allocated in between.
+// (A function's small first block is not kept: malloc recycles those itself.)
 TEST(GraphMemory, ADeadFunctionsNodeBlocksServeTheNextFunction) {
+  // The first node of the second block, the first one a large block holds.
+  const auto first_of_large_block = [](Function& function, const char* param) {
+    Builder b(function);
+    Node* value = b.param(param, f32({2}));
+    Node* first = nullptr;
+    for (int i = 0; i < 2000; ++i) {  // several blocks
+      value = b.call("negative", {value});
+      if (value->id() == Node::kFirstBlockNodes) first = value;
+    }
+    b.output(value);
+    return first;
+  };
   Node* first_of_dead = nullptr;
   {
     Function dead("dead");
-    Builder b(dead);
-    first_of_dead = b.param("x", f32({2}));
-    Node* value = first_of_dead;
-    for (int i = 0; i < 2000; ++i) value = b.call("negative", {value});  // several blocks
-    b.output(value);
+    first_of_dead = first_of_large_block(dead, "x");
   }
   // Allocations in between would reuse the freed blocks if they went back to the allocator.
   std::vector<std::unique_ptr<char[]>> others;
   for (int i = 0; i < 8; ++i) others.push_back(std::make_unique<char[]>(Node::kArenaBlockNodes * 128));
   Function next("next");
-  Builder b(next);
-  const Node* first_of_next = b.param("y", f32({2}));
+  const Node* first_of_next = first_of_large_block(next, "y");
+  ASSERT_NE(first_of_next, nullptr);
   EXPECT_EQ(first_of_next, first_of_dead);
-  EXPECT_EQ(first_of_next->name(), "y");
-  EXPECT_EQ(first_of_next->num_users(), 0u);
+  EXPECT_EQ(first_of_next->name(), "");
+  EXPECT_EQ(first_of_next->num_users(), 1u);
+}
+
+// A function's first block holds Node::kFirstBlockNodes nodes and their cold parts, closer together than in the
+// later blocks: names, extras and a fifth operand must land in the right place on both sides of the boundary.
+TEST(GraphMemory, ColdPartsOnBothSidesOfTheFirstBlock) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", f32({1, 2, 4, 4}));
+  Node* scale = b.param("scale", f32({2}));
+  std::vector<Node*> nodes;
+  Node* value = x;
+  for (size_t i = 0; i < 2 * Node::kFirstBlockNodes; ++i) {
+    value = i % 2 == 0 ? b.call("nn.batch_norm", {x, scale, scale, scale, scale}) : b.item(value, i % 3 == 0 ? 0 : 2);
+    value->set_name("v" + std::to_string(i));
+    nodes.push_back(value);
+  }
+  b.output(value);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i]->name(), "v" + std::to_string(i));
+    if (i % 2 == 0) {
+      ASSERT_EQ(nodes[i]->num_operands(), 5u);
+      EXPECT_EQ(nodes[i]->operand(4), scale);
+    } else {
+      EXPECT_EQ(nodes[i]->index(), i % 3 == 0 ? 0 : 2);
+    }
+  }
+  EXPECT_EQ(verify(function), "");
 }
 
 // A function destroyed on another thread than the one that built it gives its blocks to that thread's cache or,

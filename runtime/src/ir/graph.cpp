@@ -40,6 +40,8 @@ namespace {
 // docs/performance.md: 2 MB huge-page chunks for large functions only, still no gain in bench_rewrite.)
 constexpr size_t kArenaBlock = Node::kArenaBlockNodes;
 constexpr size_t kArenaBlockBytes = kArenaBlock * (sizeof(Node) + sizeof(detail::NodeCold));
+constexpr size_t kFirstBlock = Node::kFirstBlockNodes;
+constexpr size_t kFirstBlockBytes = kFirstBlock * (sizeof(Node) + sizeof(detail::NodeCold));
 
 // Bits of Function::node_states_: what compaction knows of a node without reading the node.
 constexpr uint8_t kDeadState = 1;
@@ -101,7 +103,8 @@ struct Function::CallMemo {
   std::vector<const AttrList*> defaults;                            // per op id, interned on first use
 
   // A direct-mapped cache of inferred types, for built-in ops of at most three operands none of which is a shape
-  // literal or a tuple node (the only operands whose values, not types, inference reads).
+  // literal or a tuple node (the only operands whose values, not types, inference reads). Made once the function
+  // has made kCallsBeforeMemo such calls: the small functions a partition creates would not use it.
   struct Inferred {
     OpId op = 0;
     uint32_t count = 0;
@@ -109,7 +112,10 @@ struct Function::CallMemo {
     std::array<TypeRef, 3> operands{};
     TypeRef result = nullptr;  // nullptr: empty slot
   };
-  std::array<Inferred, 64> inferred{};
+  static constexpr uint32_t kCallsBeforeMemo = 16;
+  using InferredTable = std::array<Inferred, 64>;
+  std::unique_ptr<InferredTable> inferred;
+  uint32_t calls_without_memo = 0;
 
   static bool memoizable(OpId op, std::span<Node* const> operands) {
     if (op >= op::kNumBuiltinOps || operands.size() > 3) return false;
@@ -117,10 +123,15 @@ struct Function::CallMemo {
       return operand->kind() == NodeKind::ShapeLit || operand->kind() == NodeKind::Tuple;
     });
   }
-  Inferred& slot(OpId op, const AttrList* attrs, std::span<Node* const> operands) {
+  // Null while the function is young.
+  Inferred* slot(OpId op, const AttrList* attrs, std::span<Node* const> operands) {
+    if (inferred == nullptr) {
+      if (++calls_without_memo < kCallsBeforeMemo) return nullptr;
+      inferred = std::make_unique<InferredTable>();
+    }
     size_t h = op * 0x9E3779B97F4A7C15u ^ reinterpret_cast<uintptr_t>(attrs);
     for (const Node* operand : operands) h = (h ^ reinterpret_cast<uintptr_t>(operand->type())) * 0x100000001B3u;
-    return inferred[(h >> 20) % inferred.size()];
+    return &(*inferred)[(h >> 20) % inferred->size()];
   }
   static bool holds(const Inferred& entry, OpId op, const AttrList* attrs, std::span<Node* const> operands) {
     if (entry.result == nullptr || entry.op != op || entry.attrs != attrs || entry.count != operands.size())
@@ -151,7 +162,7 @@ struct Function::CallMemo {
 // whose node dies, goes to the free list of its size, threaded through its first slot; the next list of that
 // size takes it, so a rewrite's use-list updates mostly reuse memory that is still in cache.
 struct Function::UsePool {
-  static constexpr size_t kFirstChunk = 256;  // slots: a small function costs 2 KB
+  static constexpr size_t kFirstChunk = 32;  // slots: a small function costs 256 bytes
   // Chunks double up to 64 KB, the size of a node block: larger ones would be mapped and unmapped by glibc for
   // every function, paying fresh page faults, where these are recycled from the heap.
   static constexpr size_t kMaxChunk = 8192;
@@ -247,21 +258,32 @@ Function::~Function() {
   // function's address order (sweeps then walk memory upwards, as the hardware prefetcher expects).
   for (size_t i = arena_.size(); i-- > 0;) {
     Node* block = arena_[i];
-    for (size_t slot = 0; slot < (i + 1 == arena_.size() ? arena_used_ : kArenaBlock); ++slot) {
+    const size_t used = i + 1 == arena_.size() ? arena_used_ : i == 0 ? kFirstBlock : kArenaBlock;
+    for (size_t slot = 0; slot < used; ++slot) {
       if (block[slot].has_cold_) block[slot].cold().~NodeCold();
       block[slot].~Node();
     }
-    ArenaBlockCache::give(block);
+    if (i == 0) {
+      ::operator delete(block, std::align_val_t{alignof(Node)});  // the small first block: malloc keeps those
+    } else {
+      ArenaBlockCache::give(block);
+    }
   }
 }
 
 void Function::add_arena_block() {
-  arena_.push_back(ArenaBlockCache::take());
+  if (arena_.empty()) {
+    arena_.push_back(static_cast<Node*>(::operator new(kFirstBlockBytes, std::align_val_t{alignof(Node)})));
+    arena_capacity_ = kFirstBlock;
+  } else {
+    arena_.push_back(ArenaBlockCache::take());
+    arena_capacity_ = kArenaBlock;
+  }
   arena_used_ = 0;
 }
 
 Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands) {
-  if (arena_.empty() || arena_used_ == kArenaBlock) add_arena_block();
+  if (arena_used_ == arena_capacity_) add_arena_block();
   Node* slot = &arena_.back()[arena_used_++];
   // Default-initialized, not value-initialized (`Node()`): every member has an initializer, and value-
   // initialization would first clear the whole object (a `rep stos` per node, measured 16% of a cascading pass).
@@ -364,7 +386,7 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   TypeRef type = Type::unknown();
   if (info.infer != nullptr) {
     CallMemo::Inferred* memo =
-        CallMemo::memoizable(op, operands) ? &call_memo_->slot(op, interned, operands) : nullptr;
+        CallMemo::memoizable(op, operands) ? call_memo_->slot(op, interned, operands) : nullptr;
     if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) {
       type = memo->result;
     } else {
@@ -596,15 +618,29 @@ void Function::compact() {
   compacted_ = true;
 }
 
-// Node i of block b has id b * kArenaBlock + i: new_node() takes the next slot and the next id together.
-Node* Function::node_with_id(uint32_t id) const { return arena_[id / kArenaBlock] + id % kArenaBlock; }
+// Node i of the first block has id i, node i of block b >= 1 id kFirstBlock + (b - 1) * kArenaBlock + i: new_node()
+// takes the next slot and the next id together.
+Node* Function::node_with_id(uint32_t id) const {
+  if (id < kFirstBlock) return arena_[0] + id;
+  const uint32_t later = id - static_cast<uint32_t>(kFirstBlock);
+  return arena_[1 + later / kArenaBlock] + later % kArenaBlock;
+}
 
 template <typename Visit>
-void Function::for_each_listed_id(Visit visit) const {
+void Function::for_each_id_in_arena(Visit visit) const {
+  uint32_t id = 0;
+  for (size_t b = 0; b < arena_.size(); ++b) {
+    const uint32_t end = std::min(next_id_, id + static_cast<uint32_t>(b == 0 ? kFirstBlock : kArenaBlock));
+    for (Node* node = arena_[b]; id < end; ++id, ++node) visit(id, node);
+  }
+}
+
+template <typename Visit>
+void Function::for_each_listed_node(Visit visit) const {
   if (order_by_id_) {
-    for (uint32_t id = 0; id < next_id_; ++id) visit(id);
+    for_each_id_in_arena(visit);
   } else {
-    for (uint32_t id : order_ids_) visit(id);
+    for (uint32_t id : order_ids_) visit(id, node_with_id(id));
   }
 }
 
@@ -672,14 +708,14 @@ bool Function::compact_if_all_used() {
   order.insert(order.end(), params_.begin(), params_.end());
   ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
   for (uint32_t id : param_ids_) node_states_[id] |= kEmitted;
-  for_each_listed_id([&](uint32_t id) {
+  for_each_listed_node([&](uint32_t id, Node* node) {
     const uint8_t state = node_states_[id];
     if (state & (kDeadState | kParamState | kEmitted)) return;  // kEmitted: pulled in before a late user
     if (state & kLateUserState) {
-      emit_after_operands(node_with_id(id), node_states_, dfs, order, ids);
+      emit_after_operands(node, node_states_, dfs, order, ids);
     } else {
       node_states_[id] = state | kEmitted;
-      order.push_back(node_with_id(id));
+      order.push_back(node);
       ids.push_back(id);
     }
   });
@@ -702,9 +738,9 @@ void Function::compact_in_place() {
   if (order_by_id_) {  // the same order, rebuilt from the states alone
     if (!params_lead) std::copy(params_.begin(), params_.end(), order_.begin());
     size_t kept = params_.size();
-    for (uint32_t id = 0; id < next_id_; ++id) {
-      if (!(node_states_[id] & (kDeadState | kParamState))) order_[kept++] = node_with_id(id);
-    }
+    for_each_id_in_arena([&](uint32_t id, Node* node) {
+      if (!(node_states_[id] & (kDeadState | kParamState))) order_[kept++] = node;
+    });
     order_.resize(kept);
     return;
   }

@@ -72,11 +72,12 @@ inline const NodeCold kNoNodeCold{};  // what a node whose cold part was never w
 // attributes, type, a constant's value); the rest (name, what only constants, tuple items, shapes and function
 // calls carry, more than three operands) is its cold part. The function's arena keeps nodes in blocks of
 // kArenaBlockNodes, the nodes first and then their cold parts in the same order, so a sweep reads consecutive
-// lines and a node finds its cold part a fixed distance away.
+// lines and a node finds its cold part a fixed distance away. A function's first block is smaller
+// (kFirstBlockNodes): the many small functions a partition creates then take 4 KB each, not 64 KB.
 class alignas(64) Node {
  public:
   static constexpr size_t kArenaBlockNodes = 512;
-  static constexpr size_t kColdDistance = kArenaBlockNodes * 64;  // sizeof(Node) == sizeof(NodeCold) == 64
+  static constexpr size_t kFirstBlockNodes = 32;  // ids 0..31; block k >= 1 holds the next kArenaBlockNodes ids
 
   NodeKind kind() const { return kind_; }
   bool is_call() const { return kind_ == NodeKind::Call; }
@@ -124,7 +125,7 @@ class alignas(64) Node {
   // The cold part is constructed when first written: most nodes that rewrites create have no name and no extras,
   // and a cold part nobody writes costs no store and, in fresh memory, no page fault.
   detail::NodeCold& cold() {
-    char* part = reinterpret_cast<char*>(this) + kColdDistance;
+    char* part = reinterpret_cast<char*>(this) + cold_distance();
     if (!has_cold_) {
       new (part) detail::NodeCold;
       has_cold_ = 1;
@@ -133,8 +134,11 @@ class alignas(64) Node {
   }
   const detail::NodeCold& cold() const {
     if (!has_cold_) return detail::kNoNodeCold;
-    return *std::launder(reinterpret_cast<const detail::NodeCold*>(reinterpret_cast<const char*>(this) + kColdDistance));
+    const char* part = reinterpret_cast<const char*>(this) + cold_distance();
+    return *std::launder(reinterpret_cast<const detail::NodeCold*>(part));
   }
+  // The size of the block's node part (sizeof(Node) == sizeof(NodeCold) == 64).
+  size_t cold_distance() const { return (id_ < kFirstBlockNodes ? kFirstBlockNodes : kArenaBlockNodes) * 64; }
 
   // Up to kInlineOperands operands live in the node itself (no pointer chase); more go to the heap.
   static constexpr uint32_t kInlineOperands = 3;
@@ -176,7 +180,7 @@ class alignas(64) Node {
   TypeRef type_ = nullptr;
 };
 
-static_assert(sizeof(Node) == 64 && sizeof(detail::NodeCold) == 64, "Node::kColdDistance assumes one line each");
+static_assert(sizeof(Node) == 64 && sizeof(detail::NodeCold) == 64, "Node::cold_distance assumes one line each");
 
 // A function attribute from `R.func_attr({...})`: "Composite" -> "ccompiler.add", "Primitive" -> True.
 using FuncAttr = std::pair<std::string, AttrValue>;
@@ -267,10 +271,13 @@ class Function {
   void record_dead_states();  // moves dead_ids_ into node_states_
   // The node of that id, found in the arena (node ids are arena slots) without reading any node.
   Node* node_with_id(uint32_t id) const;
-  // Calls visit(id) for every node id order_ lists, in its order (and, when order_by_id_, for the ids of nodes
+  // Calls visit(id, node) for every id the function gave out, in id order, walking the arena block by block.
+  template <typename Visit>
+  void for_each_id_in_arena(Visit visit) const;
+  // Calls visit(id, node) for every node order_ lists, in its order (and, when order_by_id_, for the nodes
   // removed by earlier compactions too: their state says dead).
   template <typename Visit>
-  void for_each_listed_id(Visit visit) const;
+  void for_each_listed_node(Visit visit) const;
   // A rebuilt order is written into the buffers of the order before the last one (cleared, `capacity`
   // reserved), and install_order() keeps the replaced order's buffers for the next time: a pass that rebuilds the
   // order does not allocate and page-fault a fresh 8 bytes per node (the re-scan baseline rebuilds it per scan).
@@ -287,11 +294,12 @@ class Function {
                                   std::vector<uint32_t>& order_ids);
 
   std::string name_;
-  // Nodes live in blocks of the same size (stable addresses, one allocation per block), constructed when taken and
-  // destroyed with the function.
+  // Nodes live in blocks (stable addresses, one allocation per block): a small first one, then blocks of the same
+  // size; constructed when taken and destroyed with the function.
   void add_arena_block();
   std::vector<Node*> arena_;
-  size_t arena_used_ = 0;  // nodes taken from the last block
+  size_t arena_used_ = 0;      // nodes taken from the last block
+  size_t arena_capacity_ = 0;  // and the nodes it holds
   // What add_call remembers (interned attribute lists, inferred types) and the memory of the nodes' use lists
   // (graph.cpp).
   struct CallMemo;
