@@ -1,8 +1,6 @@
 // Rewriter::partition and composite_of: carving a match into a Composite module function, and looking one up.
 #include <algorithm>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -22,20 +20,69 @@ bool is_copyable(const Node* node) {
   return node->kind() == NodeKind::Constant || node->kind() == NodeKind::ShapeLit;
 }
 
+// What a partition knows of the function's nodes, by id: whether the match holds them, whether they are inputs
+// it reached, and their copies once made. A per-thread table as long as the function's ids, cleared entry by entry
+// when the partition is done: hash maps cost an allocation per node, a third of a small partition's time.
+class NodeTable {
+ public:
+  explicit NodeTable(const Function& function) : entries_(scratch()) {
+    if (entries_.size() < function.node_id_bound()) entries_.resize(function.node_id_bound());
+  }
+  ~NodeTable() {
+    for (uint32_t id : touched_) entries_[id] = {};
+  }
+  NodeTable(const NodeTable&) = delete;
+  NodeTable& operator=(const NodeTable&) = delete;
+
+  bool contains(const Node* node) const { return entries_[node->id()].in_match; }
+  bool insert(const Node* node) { return set_flag(node, &Entry::in_match); }
+  bool reached(const Node* node) const { return entries_[node->id()].reached_input; }
+  void mark_reached(const Node* node) { set_flag(node, &Entry::reached_input); }
+  Node* copy_of(const Node* node) const { return entries_[node->id()].copy; }
+  void set_copy(const Node* node, Node* copy) { entry(node).copy = copy; }
+
+ private:
+  struct Entry {
+    Node* copy = nullptr;
+    bool in_match = false;
+    bool reached_input = false;
+    bool touched = false;
+  };
+  static std::vector<Entry>& scratch() {
+    thread_local std::vector<Entry> entries;  // one partition at a time per thread: Rewriter::partition nests none
+    return entries;
+  }
+  Entry& entry(const Node* node) {
+    Entry& e = entries_[node->id()];
+    if (!e.touched) {
+      e.touched = true;
+      touched_.push_back(node->id());
+    }
+    return e;
+  }
+  bool set_flag(const Node* node, bool Entry::*flag) {
+    Entry& e = entry(node);
+    if (e.*flag) return false;
+    e.*flag = true;
+    return true;
+  }
+
+  std::vector<Entry>& entries_;
+  std::vector<uint32_t> touched_;
+};
+
 // The nodes of a partition: the matched ones in topological order (root last) and the inputs they use.
 struct Match {
   std::vector<Node*> nodes;
-  std::unordered_set<const Node*> contains;
   std::vector<Node*> inputs;  // reached inputs, in the caller's order, without duplicates
 };
 
 // Walks operands from `root`, depth first, stopping at `inputs`. Fails (returns the reason) on a parameter that
 // is not an input: the pattern's leaves should have bound it.
-std::string collect_match(Node* root, std::span<Node* const> inputs, Match& match) {
+std::string collect_match(Node* root, std::span<Node* const> inputs, NodeTable& table, Match& match) {
   auto is_input = [&](const Node* node) { return std::find(inputs.begin(), inputs.end(), node) != inputs.end(); };
-  std::unordered_set<const Node*> reached_inputs;
   std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
-  match.contains.insert(root);
+  table.insert(root);
   while (!stack.empty()) {
     Node* node = stack.back().first;
     const size_t next = stack.back().second++;
@@ -46,16 +93,15 @@ std::string collect_match(Node* root, std::span<Node* const> inputs, Match& matc
     }
     Node* operand = node->operand(next);
     if (is_input(operand)) {
-      reached_inputs.insert(operand);
+      table.mark_reached(operand);
     } else if (operand->kind() == NodeKind::Param) {
       return fmt::format("parameter '{}' is used by the match but is none of its inputs", operand->name());
-    } else if (match.contains.insert(operand).second) {
+    } else if (table.insert(operand)) {
       stack.emplace_back(operand, 0);
     }
   }
   for (Node* input : inputs) {
-    if (reached_inputs.contains(input) &&
-        std::find(match.inputs.begin(), match.inputs.end(), input) == match.inputs.end()) {
+    if (table.reached(input) && std::find(match.inputs.begin(), match.inputs.end(), input) == match.inputs.end()) {
       match.inputs.push_back(input);
     }
   }
@@ -63,12 +109,12 @@ std::string collect_match(Node* root, std::span<Node* const> inputs, Match& matc
 }
 
 // Why the match cannot become a function (empty when it can): a matched value that something outside uses.
-std::string escaping_value(const Function& function, const Node* root, const Match& match) {
+std::string escaping_value(const Function& function, const Node* root, const Match& match, const NodeTable& table) {
   for (const Node* node : match.nodes) {
     if (node == root || is_copyable(node)) continue;
     if (node == function.output()) return fmt::format("{} is the function's output", describe_node(node));
     for (const Node* user : node->users()) {
-      if (!match.contains.contains(user)) {
+      if (!table.contains(user)) {
         return fmt::format("{} is also used outside the match, by {}", describe_node(node), describe_node(user));
       }
     }
@@ -89,26 +135,33 @@ std::string fused_name(const Match& match) {
 }
 
 // Parameter names: the input's binding name when it is a valid identifier that no other input has, else p<i>.
+// (Linear searches: a partition has a handful of parameters.)
 std::vector<std::string> parameter_names(std::span<Node* const> params) {
-  std::unordered_map<std::string_view, int> uses;
-  for (const Node* param : params) ++uses[param->name()];
-  std::unordered_set<std::string> taken;
   std::vector<std::string> names;
+  names.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string& wanted = params[i]->name();
-    const bool keep = uses[wanted] == 1 && text::is_identifier(wanted) && !text::is_reserved_word(wanted);
+    const bool unique = std::count_if(params.begin(), params.end(),
+                                      [&](const Node* param) { return param->name() == wanted; }) == 1;
+    const bool keep = unique && text::is_identifier(wanted) && !text::is_reserved_word(wanted);
     std::string name = keep ? wanted : fmt::format("p{}", i);
-    while (!taken.insert(name).second) name += "_";
+    while (std::find(names.begin(), names.end(), name) != names.end()) name += "_";
     names.push_back(std::move(name));
   }
   return names;
 }
 
 // A copy of `node` in `target`, its operands mapped through `copies`; nullptr (and `error`) if it does not build.
-Node* clone_node(Function& target, const Node* node, const std::unordered_map<const Node*, Node*>& copies,
-                 std::string& error) {
+Node* clone_node(Function& target, const Node* node, const NodeTable& copies, std::string& error) {
   std::vector<Node*> operands;
-  for (const Node* operand : node->operands()) operands.push_back(copies.at(operand));
+  for (const Node* operand : node->operands()) {
+    Node* copy = copies.copy_of(operand);
+    if (copy == nullptr) {
+      error = "an operand was not copied before its user";
+      return nullptr;
+    }
+    operands.push_back(copy);
+  }
   switch (node->kind()) {
     case NodeKind::Constant: return target.add_constant(node->literal());
     case NodeKind::ShapeLit:
@@ -139,8 +192,9 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
     return decline(fmt::format("the root {} is not a computed value", describe_node(root)));
   }
   Match match;
-  if (std::string why = collect_match(root, inputs, match); !why.empty()) return decline(std::move(why));
-  if (std::string why = escaping_value(function_, root, match); !why.empty()) return decline(std::move(why));
+  NodeTable table(function_);
+  if (std::string why = collect_match(root, inputs, table, match); !why.empty()) return decline(std::move(why));
+  if (std::string why = escaping_value(function_, root, match, table); !why.empty()) return decline(std::move(why));
 
   std::vector<Node*> args;
   for (Node* input : match.inputs) {
@@ -148,15 +202,14 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
   }
   const std::string name = module_->unique_function_name(fused_name(match));
   Function& fused = module_->add_function(name);
-  std::unordered_map<const Node*, Node*> copies;
   const std::vector<std::string> param_names = parameter_names(args);
-  for (size_t i = 0; i < args.size(); ++i) copies[args[i]] = fused.add_param(param_names[i], args[i]->type());
+  for (size_t i = 0; i < args.size(); ++i) table.set_copy(args[i], fused.add_param(param_names[i], args[i]->type()));
   std::string error;
   auto copy = [&](const Node* node) {
-    Node* copied = clone_node(fused, node, copies, error);
+    Node* copied = clone_node(fused, node, table, error);
     if (copied != nullptr) {
       copied->set_name(node->name());
-      copies[node] = copied;
+      table.set_copy(node, copied);
     }
     return copied != nullptr;
   };
@@ -170,7 +223,7 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
     module_->remove_function(name);
     return decline("copying the match failed: " + error);
   }
-  fused.set_output(copies.at(root));
+  fused.set_output(table.copy_of(root));
   fused.set_private(true);
   fused.set_dataflow_block(true);
   fused.attrs().emplace_back("Composite", std::string(composite));
