@@ -566,10 +566,11 @@ std::map<std::string, TypeRef> leaf_types(const std::vector<Fact>& facts,
 
 }  // namespace
 
-KindSignature kind_signature(const OpRegistry& registry, OpId op, size_t operand_count) {
+namespace {
+
+// kind_signature() without the cache: up to 4^5 inference calls.
+KindSignature probe_kind_signature(const OpInfo& info, size_t operand_count) {
   KindSignature signature;
-  if (op >= op::kNumBuiltinOps || operand_count > kMaxProbedOperands) return signature;
-  const OpInfo& info = registry.get(op);
   if (info.infer == nullptr || static_cast<int>(operand_count) < info.min_operands ||
       (info.max_operands >= 0 && static_cast<int>(operand_count) > info.max_operands)) {
     return signature;
@@ -597,6 +598,18 @@ KindSignature kind_signature(const OpRegistry& registry, OpId op, size_t operand
     if (i == operand_count) break;
   }
   return signature;
+}
+
+}  // namespace
+
+KindSignature kind_signature(const OpRegistry& registry, OpId op, size_t operand_count) {
+  if (op >= op::kNumBuiltinOps || operand_count > kMaxProbedOperands) return {};
+  // A built-in op's inference reads only its operands and attributes, so its signature is the same in every
+  // registry: probed once per thread (a fifth of dplc's time on 1,000 rules before).
+  thread_local std::vector<std::optional<KindSignature>> cache(op::kNumBuiltinOps * (kMaxProbedOperands + 1));
+  std::optional<KindSignature>& cached = cache[op * (kMaxProbedOperands + 1) + operand_count];
+  if (!cached) cached = probe_kind_signature(registry.get(op), operand_count);
+  return *cached;
 }
 
 std::optional<NeverMatch> never_matches(const Pattern& alternative, const Expr* guard, const OpRegistry& registry) {

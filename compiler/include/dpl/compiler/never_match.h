@@ -26,8 +26,8 @@ struct KindSignature {
   std::vector<std::array<bool, kValueKinds>> accepts;  // per operand position, per ValueKind
   std::array<bool, kValueKinds> results{};
 };
-// The signature of op `op` called with `operand_count` operands; unknown for ops that are not built in (declared
-// and opaque ops), and for more than 5 operands.
+// The signature of op `op` called with `operand_count` operands (probed once per thread and op); unknown for ops
+// that are not built in (declared and opaque ops), and for more than 5 operands.
 KindSignature kind_signature(const OpRegistry& registry, OpId op, size_t operand_count);
 
 // Why no graph can match the alternative-free pattern `alternative` with `guard` (may be null) holding: the
