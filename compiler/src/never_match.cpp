@@ -197,12 +197,12 @@ struct Fact {
   bool from_pattern = false;
 };
 
+// Every dtype a value can have: DType's members after Unknown.
 const std::vector<DType>& all_dtypes() {
   static const std::vector<DType> dtypes = [] {
     std::vector<DType> out;
-    for (std::string_view name : {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16",
-                                  "float32", "float64"}) {
-      if (std::optional<DType> dtype = parse_dtype(name)) out.push_back(*dtype);
+    for (auto d = static_cast<int>(DType::Bool); d <= static_cast<int>(DType::Float64); ++d) {
+      out.push_back(static_cast<DType>(d));
     }
     return out;
   }();
@@ -564,10 +564,6 @@ std::map<std::string, TypeRef> leaf_types(const std::vector<Fact>& facts,
   return types;
 }
 
-}  // namespace
-
-namespace {
-
 // kind_signature() without the cache: up to 4^5 inference calls.
 KindSignature probe_kind_signature(const OpInfo& info, size_t operand_count) {
   KindSignature signature;
@@ -657,6 +653,10 @@ void check_never_matching(AstFile& file, DiagnosticEngine& diags, const OpRegist
   auto describe = [](const Rule& rule) {
     return (rule.kind == Rule::Kind::Partition ? "partition '" : "rule '") + rule.name + "'";
   };
+  auto report = [&](SourceLoc loc, const std::string& message, const NeverMatch& why) {
+    Diagnostic& diag = diags.error(loc, message);
+    for (const auto& [note_loc, note] : why.notes) DiagnosticEngine::add_note(diag, note_loc, note);
+  };
   for (Pass& pass : file.passes) {
     for (Rule& rule : pass.rules) {
       if (rule.kind == Rule::Kind::MultiRoot) {
@@ -670,9 +670,9 @@ void check_never_matching(AstFile& file, DiagnosticEngine& diags, const OpRegist
             reasons.push_back(std::move(*never));
           }
           if (reasons.size() != alternatives.size()) continue;
-          Diagnostic& diag = diags.error(root.pattern->loc, describe(rule) + " can never match: its root '" +
-                                                                root.name + "' never does: " + reasons[0].reason);
-          for (const auto& [loc, note] : reasons[0].notes) DiagnosticEngine::add_note(diag, loc, note);
+          report(root.pattern->loc,
+                 describe(rule) + " can never match: its root '" + root.name + "' never does: " + reasons[0].reason,
+                 reasons[0]);
           break;
         }
         continue;
@@ -687,8 +687,7 @@ void check_never_matching(AstFile& file, DiagnosticEngine& diags, const OpRegist
       }
       if (alternatives.empty() || reasons.size() != alternatives.size()) continue;
       if (reasons.size() == 1) {
-        Diagnostic& diag = diags.error(rule.lhs->loc, describe(rule) + " can never match: " + reasons[0].reason);
-        for (const auto& [loc, note] : reasons[0].notes) DiagnosticEngine::add_note(diag, loc, note);
+        report(rule.lhs->loc, describe(rule) + " can never match: " + reasons[0].reason, reasons[0]);
         continue;
       }
       Diagnostic& diag = diags.error(rule.lhs->loc, describe(rule) + " can never match: none of its " +

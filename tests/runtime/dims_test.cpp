@@ -23,14 +23,14 @@ Dim must(std::optional<Dim> dim) {
 // Parses a dimension, any name a symbol; on error the message.
 std::string parse_error(std::string_view text, bool allow_inferred = false) {
   DimSyntaxError error;
-  std::optional<Dim> dim = parse_dim(text, allow_inferred, [](std::string_view) { return std::string(); }, error);
+  std::optional<Dim> dim = parse_dim(text, allow_inferred, {}, error);
   if (dim) return "parsed as " + dim->str();
   return std::to_string(error.offset) + "+" + std::to_string(error.length) + ": " + error.message;
 }
 
 Dim parse(std::string_view text) {
   DimSyntaxError error;
-  std::optional<Dim> dim = parse_dim(text, false, [](std::string_view) { return std::string(); }, error);
+  std::optional<Dim> dim = parse_dim(text, false, {}, error);
   EXPECT_TRUE(dim.has_value()) << text << ": " << error.message;
   return dim.value_or(Dim::inferred());
 }
@@ -183,7 +183,7 @@ TEST(DimExpression, CanonicalFormsKeepTheValue) {
     const RandomExpression expression = random_expression(random, 4);
     DimSyntaxError error;
     const std::optional<Dim> dim =
-        parse_dim(expression.text, false, [](std::string_view) { return std::string(); }, error);
+        parse_dim(expression.text, false, {}, error);
     if (!dim) continue;  // a negative constant, a division by a non-positive number, or too large
     EXPECT_EQ(parse(dim->str()), *dim) << expression.text << " spelled " << dim->str();
     for (int64_t n = 1; n <= 9; n += 2) {
@@ -208,7 +208,7 @@ TEST(DimParse, Values) {
   EXPECT_EQ(parse("-(-n)"), n());
   EXPECT_EQ(parse("2 * (n + 1) - 2"), parse("n * 2"));
   DimSyntaxError error;
-  EXPECT_EQ(parse_dim("-1", true, [](std::string_view) { return std::string(); }, error), Dim::inferred());
+  EXPECT_EQ(parse_dim("-1", true, {}, error), Dim::inferred());
 }
 
 TEST(DimParse, Errors) {

@@ -43,8 +43,6 @@ std::string node_description(const Node& node) {
   return name;
 }
 
-// Checks `value` against a declared type; symbolic dims bind on first sight and must agree afterwards.
-// Returns an empty string, or what differs.
 // An extent's value from the symbols' values (nullopt while one of its symbols has none).
 std::optional<int64_t> dim_value(Dim dim, const SymbolTable& symbols) {
   return dim.evaluate([&symbols](Dim symbol) -> std::optional<int64_t> {
@@ -53,6 +51,9 @@ std::optional<int64_t> dim_value(Dim dim, const SymbolTable& symbols) {
     return bound->second;
   });
 }
+
+// Checks `value` against a declared type; symbolic dims bind on first sight and must agree afterwards.
+// Returns an empty string, or what differs.
 
 std::string type_mismatch(const Value& value, TypeRef type, SymbolTable& symbols) {
   if (type == nullptr) return "";

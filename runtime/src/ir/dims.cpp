@@ -570,7 +570,7 @@ class DimParser {
                                              "' in a dimension (a dimension is integers, symbols, + - * // % "
                                              "and parentheses)");
       }
-      std::string problem = check_symbol_(name);
+      std::string problem = check_symbol_ ? check_symbol_(name) : std::string();
       if (!problem.empty()) return fail(start, name.size(), std::move(problem));
       return Poly{Term{{Dim::symbol(name).raw()}, 1}};
     }

@@ -67,7 +67,7 @@ TypeRef parse_type(std::string_view spelling, std::string& error) {
                ec == std::errc() && end == part.data() + part.size() && extent >= 0) {
       dims.push_back(Dim::fixed(extent));
     } else if (DimSyntaxError ignored; const std::optional<Dim> dim = parse_dim(
-                   part, false, [](std::string_view) { return std::string(); }, ignored)) {
+                   part, false, {}, ignored)) {
       dims.push_back(*dim);  // a symbol (`n`) or an expression over symbols (`n * 2`)
     } else {
       error = "result type '" + std::string(spelling) + "' has a bad dimension '" + std::string(part) + "'";

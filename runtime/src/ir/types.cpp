@@ -181,13 +181,6 @@ int64_t Type::static_num_elements() const {
 
 namespace {
 
-void append_dim(std::string& out, const Dim& dim) {
-  if (dim.is_static())
-    out += std::to_string(dim.extent());
-  else
-    out += dim.symbol_name();
-}
-
 void append_type(std::string& out, const Type& type) {
   switch (type.kind()) {
     case TypeKind::Unknown:
@@ -230,7 +223,7 @@ std::string dims_str(std::span<const Dim> dims) {
   std::string out = "(";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) out += ", ";
-    append_dim(out, dims[i]);
+    out += dims[i].str();
   }
   if (dims.size() == 1) out += ',';
   return out + ")";

@@ -54,13 +54,7 @@ void append_dims_list(std::string& out, std::span<const Dim> dims) {
   out += '[';
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) out += ", ";
-    if (dims[i].is_static()) {
-      out += std::to_string(dims[i].extent());
-    } else if (dims[i].is_inferred()) {
-      out += "-1";
-    } else {
-      out += dims[i].symbol_name();
-    }
+    out += dims[i].str();  // `16`, `n * 48`, `-1` (reshape's inferred extent)
   }
   out += ']';
 }

@@ -1396,7 +1396,7 @@ class Reader {
         const Token string = tok();
         const std::string spelling = cur_.lexer.string_value(string);
         if (spelling.empty() || spelling == "-1") fail(string, "invalid symbolic dimension \"" + spelling + "\"");
-        dims_.push_back(parse_dim_text(string, 1, spelling, false, [](std::string_view) { return std::string(); }));
+        dims_.push_back(parse_dim_text(string, 1, spelling, false, {}));
         advance();
       } else {
         parse_bare_dim(close, allow_inferred);

@@ -79,8 +79,8 @@ std::optional<Dim> dim_floor_mod(Dim a, Dim b);  // `a % b`
 std::optional<Dim> dim_exact_div(Dim a, Dim b);
 
 // A dimension in TVM's PrimExpr spelling: integers, symbols, `+ - * // %`, unary minus and parentheses.
-// `check_symbol` returns why a name cannot be used (empty when it can). A negative static result is an error,
-// except -1 when `allow_inferred` (reshape's inferred extent).
+// `check_symbol` returns why a name cannot be used (empty when it can; without a function any name can). A
+// negative static result is an error, except -1 when `allow_inferred` (reshape's inferred extent).
 struct DimSyntaxError {
   size_t offset = 0;  // into the text
   size_t length = 1;
