@@ -577,9 +577,8 @@ KindSignature probe_kind_signature(const OpInfo& info, size_t operand_count) {
   for (TypeRef type : types_of_any_value()) probes.emplace_back(*kind_of_type(type), scratch.add_param("", type));
   const AttrList attrs = info.default_attrs();
   signature.accepts.assign(operand_count, {});
-  std::vector<size_t> choice(operand_count, 0);
   std::vector<Node*> operands(operand_count, nullptr);
-  while (true) {
+  for_each_choice(operand_count, probes.size(), [&](const std::vector<size_t>& choice) {
     for (size_t i = 0; i < operand_count; ++i) operands[i] = probes[choice[i]].second;
     std::string error;
     if (TypeRef result = info.infer(InferInput{operands, attrs}, error)) {
@@ -589,10 +588,8 @@ KindSignature probe_kind_signature(const OpInfo& info, size_t operand_count) {
       }
       if (std::optional<ValueKind> kind = kind_of_type(result)) signature.results[static_cast<size_t>(*kind)] = true;
     }
-    size_t i = 0;
-    while (i < operand_count && ++choice[i] == probes.size()) choice[i++] = 0;
-    if (i == operand_count) break;
-  }
+    return true;
+  });
   return signature;
 }
 

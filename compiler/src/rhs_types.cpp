@@ -193,15 +193,11 @@ class RuleTyper {
     if (kind_probes_.empty()) {
       for (TypeRef type : types_of_any_value()) kind_probes_.push_back(value(type));
     }
-    std::vector<size_t> choice(unknown.size(), 0);
-    while (true) {
+    return for_each_choice(unknown.size(), kind_probes_.size(), [&](const std::vector<size_t>& choice) {
       for (size_t k = 0; k < unknown.size(); ++k) operands[unknown[k]] = kind_probes_[choice[k]];
       std::string error;
-      if (info.infer(InferInput{operands, attrs}, error) != nullptr) return false;
-      size_t k = 0;
-      while (k < unknown.size() && ++choice[k] == kind_probes_.size()) choice[k++] = 0;
-      if (k == unknown.size()) return true;
-    }
+      return info.infer(InferInput{operands, attrs}, error) == nullptr;  // go on while it fails
+    });
   }
 
   TypeRef leaf_type(const std::string& name) const {
@@ -431,6 +427,17 @@ const std::vector<TypeRef>& types_of_any_value() {
                                 Type::tuple(std::vector{any, any, any}), any};
   }();
   return types;
+}
+
+bool for_each_choice(size_t slots, size_t options, const std::function<bool(const std::vector<size_t>&)>& visit) {
+  if (options == 0) return slots == 0 ? visit({}) : true;
+  std::vector<size_t> choice(slots, 0);
+  while (true) {
+    if (!visit(choice)) return false;
+    size_t k = 0;  // an odometer: the first slot turns fastest
+    while (k < slots && ++choice[k] == options) choice[k++] = 0;
+    if (k == slots) return true;
+  }
 }
 
 LhsTyping type_lhs(const Pattern& alternative, const std::map<std::string, TypeRef>& leaf_types,

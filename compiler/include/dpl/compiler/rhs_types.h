@@ -1,6 +1,7 @@
 // Static typing of right-hand sides: what a rule builds must be able to stand in for what it matched.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ LhsTyping type_lhs(const Pattern& alternative, const std::map<std::string, TypeR
 // tuples of one to three fields of unknown type, and the unknown type. Inference fails on all of them only for
 // what it rejects whatever the value's rank, dtype and fields (the convention check_rhs_types relies on).
 const std::vector<TypeRef>& types_of_any_value();
+// Calls visit(choice) for every way of giving each of `slots` slots one of `options` options (choice[i] < options,
+// the first slot varying fastest; one empty choice for no slots) until visit returns false. Returns whether every
+// choice was visited.
+bool for_each_choice(size_t slots, size_t options, const std::function<bool(const std::vector<size_t>&)>& visit);
 // `Tensor[(n, _), float32]`: a type as a pattern spells it, for messages.
 std::string type_spelling(TypeRef type);
 
