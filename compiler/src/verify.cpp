@@ -1106,11 +1106,9 @@ VerifyResult verify_rules(const std::string& path, std::ostream& out, std::ostre
       }
       const RuleAlternatives alternatives = rule_alternatives(rule);
       for (size_t i = 0; i < alternatives.size(); ++i) {
-        if (rule.kind != Rule::Kind::MultiRoot && rule.is_dropped(i)) {
-          const auto& dropped = *std::find_if(rule.dropped.begin(), rule.dropped.end(),
-                                              [&](const DroppedAlternative& d) { return d.index == i; });
+        if (const DroppedAlternative* dropped = rule.find_dropped(i)) {  // never a multi-root rule's
           result.verdicts.push_back({RuleVerdict::Kind::NeverMatches, pass.name,
-                                     alternative_name(rule, i, alternatives.size()), dropped.reason, ""});
+                                     alternative_name(rule, i, alternatives.size()), dropped->reason, ""});
           continue;
         }
         RuleVerdict verdict =

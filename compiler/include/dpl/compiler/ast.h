@@ -342,10 +342,12 @@ struct Rule {
   std::vector<RootRewrite> rewrites;  // MultiRoot only
   std::vector<DroppedAlternative> dropped;  // sema: Rewrite and Partition only, by index
 
-  bool is_dropped(size_t alternative) const {
-    return std::any_of(dropped.begin(), dropped.end(),
-                       [&](const DroppedAlternative& d) { return d.index == alternative; });
+  const DroppedAlternative* find_dropped(size_t alternative) const {
+    auto it = std::find_if(dropped.begin(), dropped.end(),
+                           [&](const DroppedAlternative& d) { return d.index == alternative; });
+    return it == dropped.end() ? nullptr : &*it;
   }
+  bool is_dropped(size_t alternative) const { return find_dropped(alternative) != nullptr; }
 };
 
 // How a later root of a multi-root rule is found from the values bound before it: `path` holds the operand
