@@ -177,14 +177,22 @@ void build_qkv_groups(Function& function, size_t groups) {
 
 size_t qkv_group_nodes() { return 8; }
 
-void build_conv_blocks(Function& function, size_t blocks) {
+void build_conv_blocks(Function& function, size_t blocks, ParamsPerBlock params) {
   Builder b(function);
   Node* x = b.param("x", f32({1, 8, 4, 4}));
+  std::vector<Node*> shared;  // weight, gamma, beta, mean, var
+  auto block_params = [&](size_t block) {
+    if (!shared.empty()) return shared;
+    const std::string prefix = params == ParamsPerBlock::shared ? std::string() : "b" + std::to_string(block) + "_";
+    std::vector<Node*> made{b.param(prefix + "w", f32({8, 8, 1, 1}))};
+    for (const char* name : {"gamma", "beta", "mean", "var"}) made.push_back(b.param(prefix + name, f32({8})));
+    if (params == ParamsPerBlock::shared) shared = made;
+    return made;
+  };
   for (size_t block = 0; block < blocks; ++block) {
-    const std::string prefix = "b" + std::to_string(block) + "_";
-    Node* conv = b.call("nn.conv2d", {x, b.param(prefix + "w", f32({8, 8, 1, 1}))});
-    Node* norm = b.call("nn.batch_norm", {conv, b.param(prefix + "gamma", f32({8})), b.param(prefix + "beta", f32({8})),
-                                          b.param(prefix + "mean", f32({8})), b.param(prefix + "var", f32({8}))});
+    const std::vector<Node*> p = block_params(block);
+    Node* conv = b.call("nn.conv2d", {x, p[0]});
+    Node* norm = b.call("nn.batch_norm", {conv, p[1], p[2], p[3], p[4]});
     x = b.call("nn.relu", {b.item(norm, 0)});
   }
   b.output(x);

@@ -52,8 +52,10 @@ void build_qkv_groups(Function& function, size_t groups);
 // Nodes of one group (three weights, three matmuls, two adds).
 size_t qkv_group_nodes();
 
-// `blocks` conv2d + batch_norm + relu blocks in a row, each with its own parameters as in ResNet, each one site
-// for `bench/rules/partition.dpl`, which makes a composite function of every block.
-void build_conv_blocks(Function& function, size_t blocks);
+// `blocks` conv2d + batch_norm + relu blocks in a row, each one site for `bench/rules/partition.dpl`, which makes
+// a composite function of every block. Each block has its own parameters as in ResNet, or, with
+// `ParamsPerBlock::shared`, all read one weight and one batch-norm parameter set: values with a user per block.
+enum class ParamsPerBlock { own, shared };
+void build_conv_blocks(Function& function, size_t blocks, ParamsPerBlock params = ParamsPerBlock::own);
 
 }  // namespace dpl::bench

@@ -116,7 +116,7 @@ def build_table(runs, compile_info):
     errors = [f"{name}: {run['error']}" for name, run in runs.items() if run["error"]]
 
     def series(prefix):
-        items = [(size_of(n), n, r) for n, r in runs.items() if n.startswith(prefix) and size_of(n) is not None]
+        items = [(size_of(n), n, r) for n, r in runs.items() if re.fullmatch(re.escape(prefix) + r"\d+", n)]
         return [(s, n, r) for s, n, r in sorted(items) if not r["error"]]
 
     # 1. chain and 2. transformer: ratio = ns per visited node relative to the smallest size (flatness).
@@ -160,7 +160,8 @@ def build_table(runs, compile_info):
     # 9 and 11. Sites in a row: QKV groups combined by a multi-root rule, blocks partitioned into composite
     # functions; ratio = time per site over that of the fewest sites (linear: 1x).
     for prefix, label, site in (("qkv/", "QKV groups, multi-root rule", "group"),
-                                ("partition/", "conv blocks, partitioned", "block")):
+                                ("partition/", "conv blocks, partitioned", "block"),
+                                ("partition/shared/", "conv blocks sharing parameters, partitioned", "block")):
         points = series(prefix)
         base = points[0][2]["seconds"] / points[0][0] if points else None
         for sites, name, run in points:
@@ -279,7 +280,8 @@ def target_lines(runs, compile_info):
                      + ", ".join(f"{r:.1f}x ({w})" for r, w in ratios) + f" -> {verdict(worst[0] >= 5)}")
     else:
         lines.append("- >= 5x faster than interpreting the same rules: not measured")
-    for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block")):
+    for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block"),
+                               ("partition/shared", "Partitioned conv blocks sharing parameters", "block")):
         points = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
                   if re.fullmatch(prefix + r"/\d+", n) and not r["error"]]
         if len(points) >= 2:

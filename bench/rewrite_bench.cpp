@@ -162,10 +162,15 @@ void register_all(const BenchOptions& options) {
 
   // 11. Partitions (one composite function per block): the module grows by a function per rewrite, so naming
   // and finding functions must stay constant-time. Linear means flat ns per block.
-  for (size_t blocks : group_counts) {
-    add_rewrite_benchmark(fmt::format("partition/{}", blocks),
-                          synthetic([blocks](Function& function) { build_conv_blocks(function, blocks); }),
-                          module_driver(dpl_bench::bench_partition_pass()), blocks);
+  // `partition/shared`: every block reads one weight and one batch-norm parameter set, so each rewrite removes a
+  // user from five lists of B users: linear only if removing a use does not search the whole list.
+  for (const auto& [label, params] : {std::pair{"", ParamsPerBlock::own}, std::pair{"shared/", ParamsPerBlock::shared}}) {
+    for (size_t blocks : group_counts) {
+      add_rewrite_benchmark(
+          fmt::format("partition/{}{}", label, blocks),
+          synthetic([blocks, params](Function& function) { build_conv_blocks(function, blocks, params); }),
+          module_driver(dpl_bench::bench_partition_pass()), blocks);
+    }
   }
 }
 

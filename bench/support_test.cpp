@@ -14,6 +14,7 @@
 #include "dpl/support/diagnostics.h"
 #include "dpl/text/tvmscript.h"
 #include "graphs.h"
+#include "partition.dpl.h"
 #include "measure.h"
 #include "rescan.h"
 #include "rule_text.h"
@@ -89,6 +90,26 @@ TEST(Graphs, QkvGroupsAreCombinedOneMatmulPerGroup) {
   const auto matmuls = std::count_if(function.nodes().begin(), function.nodes().end(),
                                      [](const Node* node) { return node->is_call_of(op::matmul); });
   EXPECT_EQ(matmuls, static_cast<std::ptrdiff_t>(kGroups));  // three per group before
+}
+
+TEST(Graphs, ConvBlocksArePartitionedWithOwnOrSharedParameters) {
+  constexpr size_t kBlocks = 4;
+  for (const ParamsPerBlock params : {ParamsPerBlock::own, ParamsPerBlock::shared}) {
+    const bool shared = params == ParamsPerBlock::shared;
+    SCOPED_TRACE(shared ? "shared" : "own");
+    std::unique_ptr<Module> module =
+        synthetic([params](Function& function) { build_conv_blocks(function, kBlocks, params); })();
+    Function& function = main_function(*module);
+    EXPECT_EQ(function.params().size(), 1 + (shared ? 1 : kBlocks) * 5);  // x, then weight and 4 batch-norm params
+    const Node* weight = function.params()[1];
+    EXPECT_EQ(weight->num_users(), shared ? kBlocks : 1);
+    PassResult result = run_pass(dpl_bench::bench_partition_pass(), *module);
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.stats.rewrites, kBlocks);
+    EXPECT_EQ(module->functions().size(), 1 + kBlocks);  // a composite function per block
+    EXPECT_EQ(verify(*module), "");
+    EXPECT_EQ(weight->num_users(), shared ? kBlocks : 1);  // now read by the calls of the composites
+  }
 }
 
 TEST(Rescan, CascadeNeedsOneScanPerLevelAndEndsWhereTheWorklistEnds) {

@@ -530,6 +530,48 @@ TEST_F(Graph, UseListsGrowShrinkAndRecycleTheirMemory) {
   EXPECT_EQ(verify(f), "");
 }
 
+TEST(GraphUseLists, ASharedValueKeepsExactUsersInEveryRemovalOrder) {
+  // Removing a user of a long use list first looks next to the slot of the previous removal (graph.cpp,
+  // drop_use): forward and reverse sweeps take that path, the other orders the search; all must stay exact,
+  // with new users arriving in between and users that read the value twice.
+  constexpr size_t kUsers = 64;
+  const std::vector<std::string> orders{"forward", "reverse", "outside-in", "every third", "forward with arrivals"};
+  for (const std::string& order : orders) {
+    SCOPED_TRACE(order);
+    Function f("main");
+    Builder b(f);
+    Node* x = b.param("x", f32({4}));
+    b.output(b.call("negative", {x}));
+    std::vector<Node*> live;
+    for (size_t i = 0; i < kUsers; ++i) live.push_back(i % 5 == 0 ? b.call("add", {x, x}) : b.call("exp", {x}));
+    std::vector<Node*> removal = live;
+    if (order == "reverse") std::reverse(removal.begin(), removal.end());
+    if (order == "outside-in") {
+      removal.clear();
+      for (size_t i = 0; i < kUsers / 2; ++i) removal.insert(removal.end(), {live[i], live[kUsers - 1 - i]});
+    }
+    if (order == "every third") {
+      removal.clear();
+      for (size_t start = 0; start < 3; ++start) {
+        for (size_t i = start; i < kUsers; i += 3) removal.push_back(live[i]);
+      }
+    }
+    for (Node* user : removal) {
+      ASSERT_EQ(f.erase_unused(user), 1u);
+      live.erase(std::find(live.begin(), live.end(), user));
+      if (order == "forward with arrivals") live.push_back(b.call("tanh", {x}));
+      size_t expected_uses = 1;  // the output's negative
+      for (const Node* kept : live) {
+        const size_t uses = kept->num_operands();
+        expected_uses += uses;
+        ASSERT_EQ(count_of(x->users(), kept), uses);
+      }
+      ASSERT_EQ(x->num_users(), expected_uses);
+    }
+    EXPECT_EQ(verify(f), "");
+  }
+}
+
 // Builds x, y -> five-field tuple (operands out of line) -> items -> calls with attributes and a constant; returns
 // the output.
 Node* build_mixed_graph(Builder& b, size_t copies) {

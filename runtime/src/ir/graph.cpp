@@ -519,18 +519,35 @@ bool Function::listed_before(const Node* replacement, const Node* user, const No
   return false;
 }
 
-namespace {
-
-// Removes one entry of `user` from `node`'s use list (order of the rest is not kept: O(1) after the search).
-void drop_use(Node** users, uint32_t& size, Node* user) {
-  for (uint32_t i = size; i-- > 0;) {
-    if (users[i] != user) continue;
-    users[i] = users[--size];
-    return;
+// A value that many nodes read (one weight for every block, a shared constant) loses its users one rewrite at a
+// time, mostly in the order they were added or in its reverse (the worklist is a stack): with swap-removal the
+// next one then sits next to the slot of the last one removed, and looking there first keeps removing them all
+// linear instead of quadratic in their number.
+void Function::drop_use(Node* value, Node* user) {
+  constexpr uint32_t kShortList = 16;  // searched from the back, where a rewrite's own new nodes are
+  Node** users = value->users_data_;
+  uint32_t& size = value->users_size_;
+  uint32_t at = size;  // not found yet
+  DroppedSlot* dropped = nullptr;
+  if (size > kShortList) [[unlikely]] {
+    dropped = &dropped_slots_[value->id_ % dropped_slots_.size()];
+    // Users removed in the order they were added sit one slot up, in the reverse order one slot down (the slot
+    // below 0 wraps around and is skipped).
+    for (const uint32_t near : {dropped->slot + 1, dropped->slot - 1}) {
+      if (dropped->value == value && near < size && users[near] == user) {
+        at = near;
+        break;
+      }
+    }
   }
+  if (at == size) {
+    do {
+      if (at == 0) return;
+    } while (users[--at] != user);
+  }
+  users[at] = users[--size];
+  if (dropped != nullptr) *dropped = {value, at};
 }
-
-}  // namespace
 
 size_t Function::erase_unused(Node* node) {
   size_t removed = 0;
@@ -548,7 +565,7 @@ size_t Function::erase_unused(Node* node) {
     set_dead(candidate);
     ++removed;
     for (Node* operand : candidate->operands()) {
-      drop_use(operand->users_data_, operand->users_size_, candidate);
+      drop_use(operand, candidate);
       pending.push_back(operand);
     }
     candidate->drop_operands();

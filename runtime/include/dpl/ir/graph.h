@@ -1,6 +1,7 @@
 // The dataflow IR: value nodes with operands, users and types; functions; modules.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -288,6 +289,8 @@ class Function {
   // Whether `replacement` is surely listed before `user` (a user of `old_value`) in order_.
   bool listed_before(const Node* replacement, const Node* user, const Node* old_value) const;
   void compact_unreachable();  // compact() when some live node may be unreachable from the output
+  // Removes one entry of `user` from `value`'s use list; the last entry fills its slot.
+  void drop_use(Node* value, Node* user);
   // Appends `root` to `order` after those of its operands (transitively) not emitted yet, marking them.
   static void emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
@@ -324,6 +327,12 @@ class Function {
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
   uint32_t appended_from_id_ = 0;
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
+  // Where drop_use() last removed a user of a long use list, per value (a few values, by id): see drop_use().
+  struct DroppedSlot {
+    const Node* value = nullptr;
+    uint32_t slot = 0;
+  };
+  std::array<DroppedSlot, 8> dropped_slots_{};
   // What compaction reads instead of the nodes, a few bytes per node rather than a cache line each:
   //  * per node id, its state bits (dead, late user, parameter; graph.cpp);
   //  * which node order_ lists where. While order_by_id_ (as built, and after every compaction that reordered
