@@ -78,6 +78,7 @@ struct Needs {
   bool utility = false;    // std::pair (multi-root rules)
   bool dominators = false;  // dpl::find_dominated_parent (dominator patterns)
   bool opaque_ops = false;  // dpl::infer_onnx_opaque (declared ops in the onnx. namespace)
+  bool optional = false;    // std::optional (guards comparing dimensions)
 };
 
 std::string dtype_constant(DType dtype) {
@@ -930,24 +931,50 @@ class RuleEmitter {
     return local;
   }
 
+  // Dimension `position` of a single value's type, as written in `x.shape[i]`: the C++ naming the dimension,
+  // the condition under which the type has no such dimension, and a stem for the local that holds it.
+  struct DimAccess {
+    std::string key;
+    std::string dim;
+    std::string missing;
+    std::string stem;
+  };
+  DimAccess dim_access(const IndexExpr& index) const {
+    const auto& member = std::get<MemberExpr>(index.object->node);
+    const std::string& node = bound_.at(std::get<VarExpr>(member.object->node).name);
+    const int64_t position = std::get<int64_t>(std::get<LiteralExpr>(index.index->node).value);
+    const std::string type = node + "->type()";
+    // A negative position counts from the end, as in Python.
+    const std::string at =
+        position >= 0 ? std::to_string(position)
+                      : "static_cast<size_t>(" + type + "->rank() - " + std::to_string(-position) + ")";
+    const int64_t needed_rank = position >= 0 ? position + 1 : -position;
+    return {node + ".shape[" + std::to_string(position) + "]", type + "->dims()[" + at + "]",
+            "!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank),
+            node + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position))};
+  }
+
+  // `x.shape[i]` as a number: the dimension must be static.
   std::string shape_dim(const IndexExpr& index) {
     const auto& member = std::get<MemberExpr>(index.object->node);
     if (lists_.count(std::get<VarExpr>(member.object->node).name) != 0) return list_shape_dims(index);
-    const std::string& node = bound_.at(std::get<VarExpr>(member.object->node).name);
-    int64_t position = std::get<int64_t>(std::get<LiteralExpr>(index.index->node).value);
-    std::string key = node + ".shape[" + std::to_string(position) + "]";
+    const DimAccess access = dim_access(index);
+    if (std::string local = property_local(access.key); !local.empty()) return local;
+    check(access.missing + " || !" + access.dim + ".is_static()");
+    std::string local = names_.fresh(access.stem);
+    define("const int64_t " + local + " = " + access.dim + ".extent();");
+    properties_[access.key] = local;
+    return local;
+  }
+
+  // `x.shape[i]` as a dimension, static or symbolic (compared as dimensions).
+  std::string shape_dim_of(const IndexExpr& index) {
+    const DimAccess access = dim_access(index);
+    const std::string key = "dim " + access.key;
     if (std::string local = property_local(key); !local.empty()) return local;
-    std::string type = node + "->type()";
-    std::string dims = type + "->dims()";
-    // A negative position counts from the end, as in Python.
-    std::string at = position >= 0 ? std::to_string(position)
-                                   : "static_cast<size_t>(" + type + "->rank() - " + std::to_string(-position) + ")";
-    int64_t needed_rank = position >= 0 ? position + 1 : -position;
-    check("!" + type + "->has_shape() || " + type + "->rank() < " + std::to_string(needed_rank) + " || !" + dims + "[" +
-          at + "].is_static()");
-    std::string local =
-        names_.fresh(node + "_shape_" + (position >= 0 ? "" : "m") + std::to_string(std::abs(position)));
-    define("const int64_t " + local + " = " + dims + "[" + at + "].extent();");
+    check(access.missing);
+    std::string local = names_.fresh(access.stem + "_dim");
+    define("const dpl::Dim " + local + " = " + access.dim + ";");
     properties_[key] = local;
     return local;
   }
@@ -963,9 +990,29 @@ class RuleEmitter {
     return name;
   }
 
-  bool is_dim(const Expr& expr) const {
-    const auto* var = std::get_if<VarExpr>(&expr.node);
-    return var != nullptr && dims_.count(var->name) != 0;
+  // `==`/`!=` between dimensions (compares_dimensions): decided for every value of the symbols (`q.shape[0] ==
+  // b * n` holds for q of shape (batch * 12, ...), b = batch, n = 12), or the rule fails here.
+  std::string dims_comparison(const BinaryExpr& binary) {
+    const std::string lhs = dim_value(*binary.lhs);
+    const std::string rhs = dim_value(*binary.rhs);
+    needs_.optional = true;
+    std::string local = names_.fresh("equal_dims");
+    define("const std::optional<bool> " + local + " = dpl::dims_equal(" + lhs + ", " + rhs + ");");
+    check("!" + local + ".has_value()");
+    return std::string(binary.op == BinaryOp::Equal ? "*" : "!*") + local;
+  }
+
+  // A side of a dimension comparison as a dpl::DimValue expression.
+  std::string dim_value(const Expr& expr) {
+    if (const auto* literal = std::get_if<LiteralExpr>(&expr.node)) {
+      return "dpl::DimValue(int64_t{" + std::to_string(std::get<int64_t>(literal->value)) + "})";
+    }
+    if (const auto* var = std::get_if<VarExpr>(&expr.node)) return "dpl::DimValue(" + bound_.at(var->name) + ")";
+    if (const auto* index = std::get_if<IndexExpr>(&expr.node)) return "dpl::DimValue(" + shape_dim_of(*index) + ")";
+    const auto& binary = std::get<BinaryExpr>(expr.node);
+    const std::string lhs = dim_value(*binary.lhs);
+    const std::string rhs = dim_value(*binary.rhs);
+    return "(" + lhs + " " + std::string(binary_op_spelling(binary.op)) + " " + rhs + ")";
   }
 
   std::string binary_cpp(const BinaryExpr& binary) {
@@ -980,10 +1027,8 @@ class RuleEmitter {
     if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
       return value_list_equality(binary);
     }
-    if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
-      // Two dimensions compare as dimensions, so that equal symbolic ones (`n` and `n`) are equal.
-      return "(" + bound_.at(std::get<VarExpr>(binary.lhs->node).name) + " " + op + " " +
-             bound_.at(std::get<VarExpr>(binary.rhs->node).name) + ")";
+    if (compares_dimensions(binary, [&](const std::string& name) { return dims_.count(name) != 0; })) {
+      return dims_comparison(binary);
     }
     if (equality && (binary.lhs->type == ExprType::Attr || binary.rhs->type == ExprType::Attr)) {
       return "(" + whole_attr(*binary.lhs) + " " + op + " " + whole_attr(*binary.rhs) + ")";
@@ -1969,6 +2014,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   std::vector<std::string> system_includes = {"<cstdint>"};
   if (needs.string) system_includes.push_back("<string>");
   if (needs.string_view || !file.pipelines.empty()) system_includes.push_back("<string_view>");
+  if (needs.optional) system_includes.push_back("<optional>");
   if (needs.utility) system_includes.push_back("<utility>");
   if (needs.variant) system_includes.push_back("<variant>");
   if (needs.vector) system_includes.push_back("<vector>");

@@ -1037,21 +1037,47 @@ class Alternative {
     return Computed(std::in_place_type<IntList>, std::move(extents));
   }
 
-  static std::optional<int64_t> static_extent(const Node* node, int64_t position) {
+  // `x.shape[i]`: nullopt when the type has no such dimension.
+  static std::optional<Dim> dim_at(const Node* node, int64_t position) {
     TypeRef type = node->type();
     // A negative position counts from the end, as in Python.
     const int64_t needed_rank = position >= 0 ? position + 1 : -position;
     if (!type->has_shape() || type->rank() < needed_rank) return std::nullopt;
-    const Dim dim = type->dims()[static_cast<size_t>(position >= 0 ? position : type->rank() + position)];
-    if (!dim.is_static()) return std::nullopt;
-    return dim.extent();
+    return type->dims()[static_cast<size_t>(position >= 0 ? position : type->rank() + position)];
   }
 
-  bool is_dim(const Expr& expr) const {
-    const auto* var = std::get_if<VarExpr>(&expr.node);
-    if (var == nullptr || expr.dtype_literal) return false;
-    auto it = scope_->find(var->name);
+  static std::optional<int64_t> static_extent(const Node* node, int64_t position) {
+    const std::optional<Dim> dim = dim_at(node, position);
+    if (!dim || !dim->is_static()) return std::nullopt;
+    return dim->extent();
+  }
+
+  bool is_dim(const std::string& name) const {
+    auto it = scope_->find(name);
     return it != scope_->end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Dim;
+  }
+
+  // A side of a dimension comparison (compares_dimensions).
+  DimValue dim_value(const Expr& expr) const {
+    return std::visit(
+        Overloaded{
+            [](const LiteralExpr& e) { return DimValue(std::get<int64_t>(e.value)); },
+            [&](const VarExpr& e) { return DimValue(variable(e.name).dim); },
+            [&](const IndexExpr& e) {
+              const auto& member = std::get<MemberExpr>(e.object->node);
+              const std::optional<Dim> dim = dim_at(variable(std::get<VarExpr>(member.object->node).name).node,
+                                                    std::get<int64_t>(std::get<LiteralExpr>(e.index->node).value));
+              return dim ? DimValue(*dim) : DimValue::none();
+            },
+            [&](const BinaryExpr& e) {
+              const DimValue lhs = dim_value(*e.lhs);
+              const DimValue rhs = dim_value(*e.rhs);
+              if (e.op == BinaryOp::Add) return lhs + rhs;
+              return e.op == BinaryOp::Subtract ? lhs - rhs : lhs * rhs;
+            },
+            [](const auto&) { return DimValue::none(); },  // not dimension arithmetic (compares_dimensions)
+        },
+        expr.node);
   }
 
   // A side of an equality between whole attribute values: a capture as it is, a literal as written.
@@ -1086,10 +1112,11 @@ class Alternative {
     if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
       return value_list_equality(binary);
     }
-    if (equality && is_dim(*binary.lhs) && is_dim(*binary.rhs)) {
-      // Two dimensions compare as dimensions, so that equal symbolic ones are equal.
-      return result(variable(std::get<VarExpr>(binary.lhs->node).name).dim ==
-                    variable(std::get<VarExpr>(binary.rhs->node).name).dim);
+    if (compares_dimensions(binary, [&](const std::string& name) { return is_dim(name); })) {
+      // Decided for every value of the symbols, or unknown (the rule declines), as the generated guard does.
+      const std::optional<bool> equal = dims_equal(dim_value(*binary.lhs), dim_value(*binary.rhs));
+      if (!equal) return std::nullopt;
+      return result(*equal);
     }
     if (equality && (binary.lhs->type == ExprType::Attr || binary.rhs->type == ExprType::Attr ||
                      (binary.lhs->type == binary.rhs->type && binary.lhs->type == ExprType::IntList))) {

@@ -2,6 +2,7 @@
 #include "rms_norm.dpl.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dpl/ir/graph.h"
@@ -47,11 +48,13 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (eps_rank < 0) continue;
         const int w_rank = w->type()->rank();
         if (w_rank < 0) continue;
-        if (!w->type()->has_shape() || w->type()->rank() < 1 || !w->type()->dims()[0].is_static()) continue;
-        const int64_t w_shape_0 = w->type()->dims()[0].extent();
-        if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
-        const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
-        if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
+        if (!w->type()->has_shape() || w->type()->rank() < 1) continue;
+        const dpl::Dim w_shape_0_dim = w->type()->dims()[0];
+        if (!x->type()->has_shape() || x->type()->rank() < 1) continue;
+        const dpl::Dim x_shape_m1_dim = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)];
+        const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(w_shape_0_dim), dpl::DimValue(x_shape_m1_dim));
+        if (!equal_dims.has_value()) continue;
+        if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
         if (!eps->is_scalar_constant()) continue;
         const double eps_value = eps->scalar_value();
         dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
@@ -89,11 +92,13 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
       if (eps_rank < 0) continue;
       const int w_rank = w->type()->rank();
       if (w_rank < 0) continue;
-      if (!w->type()->has_shape() || w->type()->rank() < 1 || !w->type()->dims()[0].is_static()) continue;
-      const int64_t w_shape_0 = w->type()->dims()[0].extent();
-      if (!x->type()->has_shape() || x->type()->rank() < 1 || !x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].is_static()) continue;
-      const int64_t x_shape_m1 = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)].extent();
-      if (!(((eps_rank == 0) && (w_rank == 1)) && (w_shape_0 == x_shape_m1))) continue;
+      if (!w->type()->has_shape() || w->type()->rank() < 1) continue;
+      const dpl::Dim w_shape_0_dim = w->type()->dims()[0];
+      if (!x->type()->has_shape() || x->type()->rank() < 1) continue;
+      const dpl::Dim x_shape_m1_dim = x->type()->dims()[static_cast<size_t>(x->type()->rank() - 1)];
+      const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(w_shape_0_dim), dpl::DimValue(x_shape_m1_dim));
+      if (!equal_dims.has_value()) continue;
+      if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
       if (!eps->is_scalar_constant()) continue;
       const double eps_value = eps->scalar_value();
       dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});

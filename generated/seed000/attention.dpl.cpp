@@ -2,6 +2,7 @@
 #include "attention.dpl.h"
 
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -85,37 +86,47 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (sc_rank < 0) return -1;
   const int q3_rank = q3->type()->rank();
   if (q3_rank < 0) return -1;
-  if (!q3->type()->has_shape() || q3->type()->rank() < 1 || !q3->type()->dims()[0].is_static()) return -1;
-  const int64_t q3_shape_0 = q3->type()->dims()[0].extent();
-  if (!b.is_static()) return -1;
-  const int64_t b_extent = b.extent();
-  if (!n.is_static()) return -1;
-  const int64_t n_extent = n.extent();
-  if (!q3->type()->has_shape() || q3->type()->rank() < 2 || !q3->type()->dims()[1].is_static()) return -1;
-  const int64_t q3_shape_1 = q3->type()->dims()[1].extent();
-  if (!s.is_static()) return -1;
-  const int64_t s_extent = s.extent();
+  if (!q3->type()->has_shape() || q3->type()->rank() < 1) return -1;
+  const dpl::Dim q3_shape_0_dim = q3->type()->dims()[0];
+  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(q3_shape_0_dim), (dpl::DimValue(b) * dpl::DimValue(n)));
+  if (!equal_dims.has_value()) return -1;
+  if (!q3->type()->has_shape() || q3->type()->rank() < 2) return -1;
+  const dpl::Dim q3_shape_1_dim = q3->type()->dims()[1];
+  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(q3_shape_1_dim), dpl::DimValue(s));
+  if (!equal_dims_1.has_value()) return -1;
   const int k3_rank = k3->type()->rank();
   if (k3_rank < 0) return -1;
-  if (!k3->type()->has_shape() || k3->type()->rank() < 1 || !k3->type()->dims()[0].is_static()) return -1;
-  const int64_t k3_shape_0 = k3->type()->dims()[0].extent();
-  if (!k3->type()->has_shape() || k3->type()->rank() < 2 || !k3->type()->dims()[1].is_static()) return -1;
-  const int64_t k3_shape_1 = k3->type()->dims()[1].extent();
-  if (!skv.is_static()) return -1;
-  const int64_t skv_extent = skv.extent();
+  if (!k3->type()->has_shape() || k3->type()->rank() < 1) return -1;
+  const dpl::Dim k3_shape_0_dim = k3->type()->dims()[0];
+  const std::optional<bool> equal_dims_2 = dpl::dims_equal(dpl::DimValue(k3_shape_0_dim), (dpl::DimValue(b) * dpl::DimValue(n)));
+  if (!equal_dims_2.has_value()) return -1;
+  if (!k3->type()->has_shape() || k3->type()->rank() < 2) return -1;
+  const dpl::Dim k3_shape_1_dim = k3->type()->dims()[1];
+  const std::optional<bool> equal_dims_3 = dpl::dims_equal(dpl::DimValue(k3_shape_1_dim), dpl::DimValue(skv));
+  if (!equal_dims_3.has_value()) return -1;
   const int v3_rank = v3->type()->rank();
   if (v3_rank < 0) return -1;
-  if (!v3->type()->has_shape() || v3->type()->rank() < 1 || !v3->type()->dims()[0].is_static()) return -1;
-  const int64_t v3_shape_0 = v3->type()->dims()[0].extent();
-  if (!v3->type()->has_shape() || v3->type()->rank() < 2 || !v3->type()->dims()[1].is_static()) return -1;
-  const int64_t v3_shape_1 = v3->type()->dims()[1].extent();
-  if (!out->type()->has_shape() || out->type()->rank() < 1 || !out->type()->dims()[0].is_static()) return -1;
-  const int64_t out_shape_0 = out->type()->dims()[0].extent();
-  if (!out->type()->has_shape() || out->type()->rank() < 2 || !out->type()->dims()[1].is_static()) return -1;
-  const int64_t out_shape_1 = out->type()->dims()[1].extent();
-  if (!out->type()->has_shape() || out->type()->rank() < 3 || !out->type()->dims()[2].is_static()) return -1;
-  const int64_t out_shape_2 = out->type()->dims()[2].extent();
-  if (!(((((((((((((sc_rank == 0) && (q3_rank == 3)) && (q3_shape_0 == (b_extent * n_extent))) && (q3_shape_1 == s_extent)) && (k3_rank == 3)) && (k3_shape_0 == (b_extent * n_extent))) && (k3_shape_1 == skv_extent)) && (v3_rank == 3)) && (v3_shape_0 == (b_extent * n_extent))) && (v3_shape_1 == skv_extent)) && (out_shape_0 == b_extent)) && (out_shape_1 == s_extent)) && (out_shape_2 == n_extent))) return -1;
+  if (!v3->type()->has_shape() || v3->type()->rank() < 1) return -1;
+  const dpl::Dim v3_shape_0_dim = v3->type()->dims()[0];
+  const std::optional<bool> equal_dims_4 = dpl::dims_equal(dpl::DimValue(v3_shape_0_dim), (dpl::DimValue(b) * dpl::DimValue(n)));
+  if (!equal_dims_4.has_value()) return -1;
+  if (!v3->type()->has_shape() || v3->type()->rank() < 2) return -1;
+  const dpl::Dim v3_shape_1_dim = v3->type()->dims()[1];
+  const std::optional<bool> equal_dims_5 = dpl::dims_equal(dpl::DimValue(v3_shape_1_dim), dpl::DimValue(skv));
+  if (!equal_dims_5.has_value()) return -1;
+  if (!out->type()->has_shape() || out->type()->rank() < 1) return -1;
+  const dpl::Dim out_shape_0_dim = out->type()->dims()[0];
+  const std::optional<bool> equal_dims_6 = dpl::dims_equal(dpl::DimValue(out_shape_0_dim), dpl::DimValue(b));
+  if (!equal_dims_6.has_value()) return -1;
+  if (!out->type()->has_shape() || out->type()->rank() < 2) return -1;
+  const dpl::Dim out_shape_1_dim = out->type()->dims()[1];
+  const std::optional<bool> equal_dims_7 = dpl::dims_equal(dpl::DimValue(out_shape_1_dim), dpl::DimValue(s));
+  if (!equal_dims_7.has_value()) return -1;
+  if (!out->type()->has_shape() || out->type()->rank() < 3) return -1;
+  const dpl::Dim out_shape_2_dim = out->type()->dims()[2];
+  const std::optional<bool> equal_dims_8 = dpl::dims_equal(dpl::DimValue(out_shape_2_dim), dpl::DimValue(n));
+  if (!equal_dims_8.has_value()) return -1;
+  if (!(((((((((((((sc_rank == 0) && (q3_rank == 3)) && *equal_dims) && *equal_dims_1) && (k3_rank == 3)) && *equal_dims_2) && *equal_dims_3) && (v3_rank == 3)) && *equal_dims_4) && *equal_dims_5) && *equal_dims_6) && *equal_dims_7) && *equal_dims_8)) return -1;
   if (!sc->is_scalar_constant()) return -1;
   const double sc_value = sc->scalar_value();
   dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});

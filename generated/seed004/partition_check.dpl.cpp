@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -21,9 +22,11 @@ int match_seed004_partition_checked_nn_relu(dpl::Rewriter& rewriter, dpl::Node* 
   dpl::Node* nn_conv2d1 = root->operand(0);
   const dpl::AttrValue& layout = nn_conv2d1->attr(4);
   dpl::Node* data = nn_conv2d1->operand(0);
-  if (!data->type()->has_shape() || data->type()->rank() < 1 || !data->type()->dims()[0].is_static()) return -1;
-  const int64_t data_shape_0 = data->type()->dims()[0].extent();
-  if (!((std::get<std::string>(layout) == "NCHW") && (data_shape_0 == 1))) return -1;
+  if (!data->type()->has_shape() || data->type()->rank() < 1) return -1;
+  const dpl::Dim data_shape_0_dim = data->type()->dims()[0];
+  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(data_shape_0_dim), dpl::DimValue(int64_t{1}));
+  if (!equal_dims.has_value()) return -1;
+  if (!((std::get<std::string>(layout) == "NCHW") && *equal_dims)) return -1;
   dpl::Node* const inputs[] = {nn_conv2d1->operand(0), nn_conv2d1->operand(1)};
   if (rewriter.partition("seed004.nchw_batch1_conv2d_relu", root, inputs) != nullptr) return 0;
   return -1;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -41,11 +42,15 @@ int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = tensor1;
   const int r_rank = r->type()->rank();
   if (r_rank < 0) return -1;
-  if (!r->type()->has_shape() || r->type()->rank() < 1 || !r->type()->dims()[0].is_static()) return -1;
-  const int64_t r_shape_0 = r->type()->dims()[0].extent();
-  if (!r->type()->has_shape() || r->type()->rank() < 2 || !r->type()->dims()[1].is_static()) return -1;
-  const int64_t r_shape_1 = r->type()->dims()[1].extent();
-  if (!(((r_rank == 2) && (r_shape_0 == 10)) && (r_shape_1 == 10))) return -1;
+  if (!r->type()->has_shape() || r->type()->rank() < 1) return -1;
+  const dpl::Dim r_shape_0_dim = r->type()->dims()[0];
+  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(r_shape_0_dim), dpl::DimValue(int64_t{10}));
+  if (!equal_dims.has_value()) return -1;
+  if (!r->type()->has_shape() || r->type()->rank() < 2) return -1;
+  const dpl::Dim r_shape_1_dim = r->type()->dims()[1];
+  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(r_shape_1_dim), dpl::DimValue(int64_t{10}));
+  if (!equal_dims_1.has_value()) return -1;
+  if (!(((r_rank == 2) && *equal_dims) && *equal_dims_1)) return -1;
   if (rewriter.replace(root, x)) return 1;
   return -1;
 }
@@ -68,15 +73,23 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   const dpl::AttrValue& od = nn_conv2d1->attr(7);
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
-  if (!c->type()->has_shape() || c->type()->rank() < 1 || !c->type()->dims()[0].is_static()) return -1;
-  const int64_t c_shape_0 = c->type()->dims()[0].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 2 || !c->type()->dims()[1].is_static()) return -1;
-  const int64_t c_shape_1 = c->type()->dims()[1].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 3 || !c->type()->dims()[2].is_static()) return -1;
-  const int64_t c_shape_2 = c->type()->dims()[2].extent();
-  if (!c->type()->has_shape() || c->type()->rank() < 4 || !c->type()->dims()[3].is_static()) return -1;
-  const int64_t c_shape_3 = c->type()->dims()[3].extent();
-  if (!((((c_shape_0 == 1) && (c_shape_1 == 32)) && (c_shape_2 == 28)) && (c_shape_3 == 28))) return -1;
+  if (!c->type()->has_shape() || c->type()->rank() < 1) return -1;
+  const dpl::Dim c_shape_0_dim = c->type()->dims()[0];
+  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(c_shape_0_dim), dpl::DimValue(int64_t{1}));
+  if (!equal_dims.has_value()) return -1;
+  if (!c->type()->has_shape() || c->type()->rank() < 2) return -1;
+  const dpl::Dim c_shape_1_dim = c->type()->dims()[1];
+  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(c_shape_1_dim), dpl::DimValue(int64_t{32}));
+  if (!equal_dims_1.has_value()) return -1;
+  if (!c->type()->has_shape() || c->type()->rank() < 3) return -1;
+  const dpl::Dim c_shape_2_dim = c->type()->dims()[2];
+  const std::optional<bool> equal_dims_2 = dpl::dims_equal(dpl::DimValue(c_shape_2_dim), dpl::DimValue(int64_t{28}));
+  if (!equal_dims_2.has_value()) return -1;
+  if (!c->type()->has_shape() || c->type()->rank() < 4) return -1;
+  const dpl::Dim c_shape_3_dim = c->type()->dims()[3];
+  const std::optional<bool> equal_dims_3 = dpl::dims_equal(dpl::DimValue(c_shape_3_dim), dpl::DimValue(int64_t{28}));
+  if (!equal_dims_3.has_value()) return -1;
+  if (!(((*equal_dims && *equal_dims_1) && *equal_dims_2) && *equal_dims_3)) return -1;
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});

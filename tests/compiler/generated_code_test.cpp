@@ -53,9 +53,11 @@ void expect_rewrite(const dpl::PassDef& pass, const std::string& before, const s
 
 void expect_unchanged(const dpl::PassDef& pass, const std::string& graph) { expect_rewrite(pass, graph, graph, 0); }
 
-// `R.function` text around a dataflow block's bindings; with no bindings, the function returns a parameter.
-std::string function(const std::string& params, const std::string& body, const std::string& output) {
-  std::string head = "@R.function\ndef main(" + params + "):\n";
+// `R.function` text around a dataflow block's bindings (after `symbols`, declarations such as `b = T.int64()`);
+// with no bindings, the function returns a parameter.
+std::string function(const std::string& params, const std::string& body, const std::string& output,
+                     const std::string& symbols = "") {
+  std::string head = "@R.function\ndef main(" + params + "):\n" + symbols;
   if (body.empty()) return head + "    return " + output + "\n";
   return head + "    with R.dataflow():\n" + body + "        R.output(" + output + ")\n    return " + output + "\n";
 }
@@ -263,6 +265,44 @@ TEST(GeneratedCode, TypePatternsCheckDtypeRankAndDimensions) {
   expect_rewrite(pass, function("x: R.Tensor((2, 3, 4), dtype=\"float16\")", "        a = R.exp(x)\n", "a"),
                  function("x: R.Tensor((2, 3, 4), dtype=\"float16\")", "        a = R.sqrt(x)\n", "a"), 1);
   expect_unchanged(pass, function(kX, "        a = R.exp(x)\n", "a"));
+}
+
+TEST(GeneratedCode, GuardsCompareDimensionsForEveryValueOfTheirSymbols) {
+  const dpl::PassDef& pass = dpl_test_passes::run_dim_guards_pass();
+  auto merge = [](const std::string& x, const std::string& shape) {
+    return function(x, "        r = R.reshape(x, R.shape(" + shape + "))\n        e = R.exp(r)\n", "e",
+                    "    b = T.int64()\n");
+  };
+  auto merged = [](const std::string& x, const std::string& shape) {
+    return function(x, "        r = R.reshape(x, R.shape(" + shape + "))\n        e = R.sqrt(r)\n", "e",
+                    "    b = T.int64()\n");
+  };
+  const std::string fixed = "x: R.Tensor((2, 4, 8), dtype=\"float32\")";
+  expect_rewrite(pass, merge(fixed, "[8, 8]"), merged(fixed, "[8, 8]"), 1);
+  expect_unchanged(pass, merge(fixed, "[4, 16]"));
+  // A dynamic batch: the reshape merges (b, 4) into b * 4 whatever b is.
+  const std::string dynamic = "x: R.Tensor((\"b\", 4, 8), dtype=\"float32\")";
+  expect_rewrite(pass, merge(dynamic, "[b * 4, 8]"), merged(dynamic, "[b * 4, 8]"), 1);
+  expect_unchanged(pass, merge(dynamic, "[b * 2, 16]"));  // b * 2 is not b * 4 for any b but 0
+
+  // `m != n + 1`: holds for (n, n) (they differ by 1) and (3, 5); fails for (n, n + 1) and (3, 4); for two
+  // unrelated symbols it depends on their values, so the guard is false.
+  auto tanh_of = [](const std::string& x) { return function(x, "        t = R.tanh(x)\n", "t"); };
+  auto sigmoid_of = [](const std::string& x) { return function(x, "        t = R.sigmoid(x)\n", "t"); };
+  for (const std::string holds : {"(\"n\", \"n\")", "(3, 5)"}) {
+    const std::string x = "x: R.Tensor(" + holds + ", dtype=\"float32\")";
+    expect_rewrite(pass, tanh_of(x), sigmoid_of(x), 1);
+  }
+  for (const std::string fails : {"(\"n\", \"n + 1\")", "(3, 4)", "(\"n\", \"m\")"}) {
+    expect_unchanged(pass, tanh_of("x: R.Tensor(" + fails + ", dtype=\"float32\")"));
+  }
+
+  // `n * 2 == m + n`: equal polynomials for (n, n); for (n, 3) it depends on n.
+  auto relu_of = [](const std::string& x) { return function(x, "        y = R.nn.relu(x)\n", "y"); };
+  const std::string square = "x: R.Tensor((\"n\", \"n\"), dtype=\"float32\")";
+  expect_rewrite(pass, relu_of(square), function(square, "", "x"), 1);
+  expect_unchanged(pass, relu_of("x: R.Tensor((\"n\", 3), dtype=\"float32\")"));
+  expect_unchanged(pass, relu_of("x: R.Tensor((2, 3), dtype=\"float32\")"));
 }
 
 TEST(GeneratedCode, TupleItemsAndTuples) {

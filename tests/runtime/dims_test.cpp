@@ -201,6 +201,29 @@ TEST(DimExpression, CanonicalFormsKeepTheValue) {
   EXPECT_GT(checked, 10000);
 }
 
+TEST(DimValue, GuardArithmeticIsExactOnIntegersAndSymbolicOtherwise) {
+  using V = DimValue;
+  // Static operands compute as integers, negative intermediates included: 3 - 5 + 2 == 0.
+  EXPECT_EQ(dims_equal(V(c(3)) - V(c(5)) + V(int64_t{2}), V(c(0))), true);
+  EXPECT_EQ(dims_equal(V(c(2)) * V(c(4)), V(c(8))), true);
+  EXPECT_EQ(dims_equal(V(c(2)) * V(c(4)), V(c(9))), false);
+  // Symbolic operands compare as polynomials: n * 2 == n + n, b * 12 == 12 * b.
+  EXPECT_EQ(dims_equal(V(n()) * V(int64_t{2}), V(n()) + V(n())), true);
+  EXPECT_EQ(dims_equal(V(n()) * V(c(12)), V(c(12)) * V(n())), true);
+  // A constant difference decides inequality either way round.
+  EXPECT_EQ(dims_equal(V(n()) + V(int64_t{1}), V(n())), false);
+  EXPECT_EQ(dims_equal(V(n()), V(n()) + V(int64_t{1})), false);
+  // What the symbols' values would decide is undecided.
+  EXPECT_EQ(dims_equal(V(n()), V(m())), std::nullopt);
+  EXPECT_EQ(dims_equal(V(n()), V(c(4))), std::nullopt);
+  EXPECT_EQ(dims_equal(V(n()) * V(int64_t{2}), V(n()) + V(int64_t{3})), std::nullopt);
+  // Nothing: overflow, a negative integer meeting a symbol, the inferred extent.
+  const V huge = V(int64_t{1} << 62);
+  EXPECT_EQ(dims_equal(huge * V(int64_t{4}), V(c(0))), std::nullopt);
+  EXPECT_EQ(dims_equal(V(n()) + V(int64_t{-1}), V(n())), std::nullopt);
+  EXPECT_EQ(dims_equal(V(Dim::inferred()), V(Dim::inferred())), std::nullopt);
+}
+
 TEST(DimParse, Values) {
   EXPECT_EQ(parse("16"), c(16));
   EXPECT_EQ(parse("n"), n());

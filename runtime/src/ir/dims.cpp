@@ -421,6 +421,64 @@ std::optional<Dim> dim_floor_div(Dim a, Dim b) { return apply(a, b, poly_floor_d
 std::optional<Dim> dim_floor_mod(Dim a, Dim b) { return apply(a, b, poly_floor_mod); }
 std::optional<Dim> dim_exact_div(Dim a, Dim b) { return apply(a, b, exact_divide); }
 
+DimValue::DimValue(Dim dim) {
+  if (dim.is_inferred()) return;  // nothing
+  kind_ = dim.is_static() ? Kind::Integer : Kind::Symbolic;
+  integer_ = dim.is_static() ? dim.extent() : 0;
+  dim_ = dim;
+}
+
+DimValue::DimValue(int64_t n) : kind_(Kind::Integer), integer_(n) {}
+
+std::optional<Dim> DimValue::as_dim() const {
+  if (kind_ == Kind::Symbolic) return dim_;
+  if (kind_ == Kind::Integer && integer_ >= 0) return Dim::fixed(integer_);
+  return std::nullopt;
+}
+
+// Integers stay integers (overflow gives nothing); otherwise both must be dimensions, combined by `dim_op`.
+DimValue DimValue::apply(const DimValue& a, const DimValue& b, IntegerOp integer_op, DimOp dim_op) {
+  if (a.kind_ == Kind::Integer && b.kind_ == Kind::Integer) {
+    int64_t result = 0;
+    return integer_op(a.integer_, b.integer_, &result) ? none() : DimValue(result);
+  }
+  const std::optional<Dim> x = a.as_dim();
+  const std::optional<Dim> y = b.as_dim();
+  if (!x || !y) return none();
+  const std::optional<Dim> result = dim_op(*x, *y);
+  return result ? DimValue(*result) : none();
+}
+
+DimValue operator+(const DimValue& a, const DimValue& b) {
+  return DimValue::apply(
+      a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_add_overflow(x, y, r); }, dim_add);
+}
+
+DimValue operator-(const DimValue& a, const DimValue& b) {
+  return DimValue::apply(
+      a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_sub_overflow(x, y, r); }, dim_sub);
+}
+
+DimValue operator*(const DimValue& a, const DimValue& b) {
+  return DimValue::apply(
+      a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_mul_overflow(x, y, r); }, dim_mul);
+}
+
+std::optional<bool> dims_equal(const DimValue& a, const DimValue& b) {
+  using Kind = DimValue::Kind;
+  if (a.kind_ == Kind::None || b.kind_ == Kind::None) return std::nullopt;
+  if (a.kind_ == Kind::Integer && b.kind_ == Kind::Integer) return a.integer_ == b.integer_;
+  const std::optional<Dim> x = a.as_dim();
+  const std::optional<Dim> y = b.as_dim();
+  if (!x || !y) return std::nullopt;
+  if (*x == *y) return true;  // interned: one polynomial, one Dim
+  // Differing by a constant: n + 1 and n. The difference is a Dim only when it is not negative: try both ways.
+  for (const std::optional<Dim>& difference : {dim_sub(*x, *y), dim_sub(*y, *x)}) {
+    if (difference && difference->is_static()) return false;
+  }
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Parsing: recursive descent over Python's precedence (additive < multiplicative < unary), on polynomials so
 // that negative intermediate constants are fine.

@@ -573,6 +573,13 @@ std::set<std::string> attribute_captures(const Pattern& pattern);
 // The op variables `pattern` binds (`(op: add | multiply)(x, y)`), in any alternative.
 std::set<std::string> op_captures(const Pattern& pattern);
 
+// A guard's `==` or `!=` between dimensions: both sides are made of dimension variables (`is_dim` says which
+// names are), `x.shape[i]` of one value, integer literals and `+ - *`, and at least one side reads a dimension.
+// Such a comparison is decided for every value of the symbols (dpl::dims_equal), by the generated guard and the
+// rule interpreter alike; when the symbols' values would decide it, the guard reads something the graph does
+// not know and is false.
+bool compares_dimensions(const BinaryExpr& binary, const std::function<bool(const std::string& name)>& is_dim);
+
 // Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
 std::string to_string(const Pattern& pattern);
 std::string to_string(const Expr& expr);

@@ -78,6 +78,40 @@ std::optional<Dim> dim_floor_mod(Dim a, Dim b);  // `a % b`
 // `a / b` only when the division is provably exact for every value of the symbols (n * 96 / 48 == n * 2).
 std::optional<Dim> dim_exact_div(Dim a, Dim b);
 
+// The arithmetic of a guard over dimensions (`q.shape[0] == b * n`, language.md): exact integers, negative ones
+// included, while every operand is static, so that static shapes compute what numbers would; a symbolic dimension
+// once one operand is symbolic; nothing when the result is neither (overflow, a negative integer meeting a symbol,
+// a dimension too large to keep). Generated guards and the rule interpreter compute with it alike.
+class DimValue {
+ public:
+  DimValue(Dim dim);    // NOLINT(google-explicit-constructor): a dimension is a value
+  DimValue(int64_t n);  // NOLINT(google-explicit-constructor)
+  static DimValue none() { return DimValue(); }
+
+  friend DimValue operator+(const DimValue& a, const DimValue& b);
+  friend DimValue operator-(const DimValue& a, const DimValue& b);
+  friend DimValue operator*(const DimValue& a, const DimValue& b);
+  // Whether the two are equal for every value of their symbols: true when they are the same polynomial, false
+  // when they differ by a nonzero constant (two static extents that differ), nullopt when that depends on the
+  // symbols' values (`n` and `m`, `n` and 4) or either is nothing.
+  friend std::optional<bool> dims_equal(const DimValue& a, const DimValue& b);
+
+ private:
+  using IntegerOp = bool (*)(int64_t, int64_t, int64_t*);  // true on overflow, as __builtin_add_overflow
+  using DimOp = std::optional<Dim> (*)(Dim, Dim);
+  DimValue() = default;
+  static DimValue apply(const DimValue& a, const DimValue& b, IntegerOp integer_op, DimOp dim_op);
+  std::optional<Dim> as_dim() const;  // an integer that is an extent, or the symbolic dimension
+  enum class Kind : uint8_t { None, Integer, Symbolic };
+  Kind kind_ = Kind::None;
+  int64_t integer_ = 0;
+  Dim dim_ = Dim::fixed(0);
+};
+DimValue operator+(const DimValue& a, const DimValue& b);
+DimValue operator-(const DimValue& a, const DimValue& b);
+DimValue operator*(const DimValue& a, const DimValue& b);
+std::optional<bool> dims_equal(const DimValue& a, const DimValue& b);
+
 // A dimension in TVM's PrimExpr spelling: integers, symbols, `+ - * // %`, unary minus and parentheses.
 // `check_symbol` returns why a name cannot be used (empty when it can; without a function any name can). A
 // negative static result is an error, except -1 when `allow_inferred` (reshape's inferred extent).
