@@ -87,7 +87,11 @@ testItem
   | 'seed' INT ';'                                           # testSeedItem
   | 'tolerance' number=(FLOAT | INT) ';'                     # testToleranceItem
   | 'numbers' 'differ' ';'                                   # testNumbersDifferItem
+  | 'dims' testDim (',' testDim)* ';'                        # testDimsItem
   ;
+
+// `dims b = 2, s = 16;`: the values of symbolic dimensions in the input's parameters for the numeric check.
+testDim : ident '=' INT ;
 
 patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
 
@@ -133,7 +137,7 @@ argument
 // meaning at one place of a declaration.
 ident
   : IDENT | 'where' | 'extern' | 'from' | 'priority' | 'once' | 'group' | 'partition' | 'pipeline' | 'op'
-  | 'test' | 'input' | 'expect' | 'unchanged' | 'seed' | 'tolerance' | 'numbers' | 'differ'
+  | 'test' | 'input' | 'expect' | 'unchanged' | 'seed' | 'tolerance' | 'numbers' | 'differ' | 'dims'
   ;
 
 INT : [0-9]+ ;

@@ -27,6 +27,10 @@ using dpl_grammar::DplParser;
 // Deeper nesting is rejected before parsing: the parser and the AST passes recurse once per level.
 constexpr int kMaxNesting = 256;
 
+// The largest value a rule test gives a symbolic dimension (`dims n = 4;`): tests evaluate graphs in the
+// reference interpreter, which has to hold every tensor.
+constexpr int64_t kMaxTestDim = 1 << 16;
+
 // ANTLR counts a line's characters (code points); diagnostics count its bytes, as the caret under the source line
 // and the IR reader do.
 // The location of `characters` characters from character `column` (0-based) of `line_number`.
@@ -464,6 +468,8 @@ class AstBuilder {
           diags_.error(loc(tolerance->number), "a tolerance is a positive number");
         }
         test.tolerance = value;
+      } else if (auto* dims = dynamic_cast<DplParser::TestDimsItemContext*>(item)) {
+        read_test_dims(dims, test);
       } else {
         test.numbers_differ = true;
       }
@@ -484,6 +490,30 @@ class AstBuilder {
     }
     if (!ok) return std::nullopt;
     return test;
+  }
+
+  // `dims b = 2, s = 16;`: each symbol once, each value a positive extent the interpreter can allocate.
+  void read_test_dims(DplParser::TestDimsItemContext* item, RuleTest& test) {
+    std::map<std::string, SourceLoc> first;
+    for (DplParser::TestDimContext* dim : item->testDim()) {
+      const std::string name = dim->ident()->getText();
+      const SourceLoc name_loc = loc(dim->ident());
+      if (auto seen = first.find(name); seen != first.end()) {
+        Diagnostic& diag = diags_.error(name_loc, "dimension '" + name + "' is given twice");
+        DiagnosticEngine::add_note(diag, seen->second, "first given here");
+        continue;
+      }
+      first.emplace(name, name_loc);
+      const std::string digits = dim->INT()->getText();
+      int64_t value = 0;
+      auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (error != std::errc() || end != digits.data() + digits.size() || value < 1 || value > kMaxTestDim) {
+        diags_.error(loc(dim->INT()->getSymbol()),
+                     "a dimension's value is an integer from 1 to " + std::to_string(kMaxTestDim));
+        continue;
+      }
+      test.dims.emplace(name, value);
+    }
   }
 
   std::optional<Rule> build_rule(DplParser::RuleDeclContext* context) {

@@ -48,6 +48,7 @@ std::vector<RuleTestCase> rule_test_cases(const AstFile& file) {
     test_case.seed = test.seed;
     test_case.tolerance = test.tolerance;
     test_case.numbers_differ = test.numbers_differ;
+    test_case.dims = test.dims;
     cases.push_back(std::move(test_case));
   }
   return cases;

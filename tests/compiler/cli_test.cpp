@@ -320,6 +320,28 @@ TEST_F(DplcTest, PassingTestsPrintPassAndExitZero) {
   EXPECT_EQ(run.output, "PASS doubles (max abs error 0)\nPASS leaves_products_alone (max abs error 0)\n");
 }
 
+TEST_F(DplcTest, SymbolicDimensionsTakeTheTestsValues) {
+  auto dynamic = [](const std::string& value) {
+    return "@R.function\ndef main(x: R.Tensor((\"n\", 4), dtype=\"float32\")) -> R.Tensor((\"n\", 4), "
+           "dtype=\"float32\"):\n    n = T.int64()\n    with R.dataflow():\n        y: R.Tensor((n, 4), "
+           "dtype=\"float32\") = " + value + "\n        R.output(y)\n    return y\n";
+  };
+  write_file(dir_ / "data/dynamic.relax", dynamic("R.add(x, x)"));
+  write_file(dir_ / "data/dynamic_doubled.relax", dynamic("R.multiply(x, R.const(2.0, \"float32\"))"));
+  write_file(dir_ / "rules.dpl", R"(pass double {
+  rule add_self: add(x, x) => multiply(x, const(2.0));
+  test given { input "data/dynamic.relax"; expect "data/dynamic_doubled.relax"; dims n = 3; }
+  test not_given { input "data/dynamic.relax"; expect "data/dynamic_doubled.relax"; }
+}
+)");
+  DplcRun run = run_dplc("--test " + quote((dir_ / "rules.dpl").string()));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(run.output,
+            "PASS given (max abs error 0)\n"
+            "FAIL not_given: main: cannot draw random inputs: parameter 'x' has symbolic dimension 'n' without a "
+            "value (give it in InputOptions::dims); a test gives symbolic dimensions values with `dims NAME = N;`\n");
+}
+
 TEST_F(DplcTest, AWrongExpectationFailsWithTheStructuralDifference) {
   write_file(dir_ / "rules.dpl", R"(pass double {
   rule add_self: add(x, x) => multiply(x, const(2.0));
@@ -385,7 +407,7 @@ TEST_F(DplcTest, ManifestListsTheTestsWithAbsolutePaths) {
   test doubles { input "data/two_adds.relax"; expect "data/times_two.relax"; tolerance 0.001; }
 }
 pipeline all = double;
-test everything { pipeline all; input "data/two_adds.relax"; expect unchanged; seed 5; numbers differ; }
+test everything { pipeline all; input "data/two_adds.relax"; expect unchanged; seed 5; numbers differ; dims s = 4, b = 2; }
 )");
   fs::path manifest = dir_ / "out/rules.dpl.tests";
   DplcRun run = run_dplc(quote((dir_ / "rules.dpl").string()) + " -o " + quote((dir_ / "out").string()) +
@@ -393,9 +415,9 @@ test everything { pipeline all; input "data/two_adds.relax"; expect unchanged; s
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string data = fs::absolute(dir_ / "data").lexically_normal().string();
   EXPECT_EQ(read_file(manifest),
-            "# dpl rule tests: name, kind, target, input, expect, seed, tolerance, numbers\n"
-            "doubles\tpass\tdouble\t" + data + "/two_adds.relax\t" + data + "/times_two.relax\t1\t0.001\tsame\n"
-            "everything\tpipeline\tall\t" + data + "/two_adds.relax\t-\t5\t-\tdiffer\n");
+            "# dpl rule tests: name, kind, target, input, expect, seed, tolerance, numbers, dims\n"
+            "doubles\tpass\tdouble\t" + data + "/two_adds.relax\t" + data + "/times_two.relax\t1\t0.001\tsame\t-\n"
+            "everything\tpipeline\tall\t" + data + "/two_adds.relax\t-\t5\t-\tdiffer\tb=2,s=4\n");
   // All or nothing: a manifest without -o is a usage error.
   EXPECT_EQ(run_dplc(quote((dir_ / "rules.dpl").string()) + " --check --tests-manifest x").exit_code, 2);
 }

@@ -417,7 +417,7 @@ enum CompletionKind : int {
 constexpr const char* kKeywords[] = {
     "pass",  "rule",      "pattern", "partition", "pipeline", "group",  "where",     "let",      "priority",
     "once",  "import",    "extern",  "from",      "op",       "test",   "input",     "expect",   "unchanged",
-    "seed",  "tolerance", "numbers", "differ",    "const",    "var",    "composite", "dominates", "Tensor"};
+    "seed",  "tolerance", "numbers", "differ",    "dims",     "const",    "var",    "composite", "dominates", "Tensor"};
 
 // The op whose call's parentheses enclose byte `offset` of `text` (searched back a few thousand bytes), or null.
 const OpInfo* enclosing_call(const OpRegistry& registry, std::string_view text, size_t offset) {

@@ -20,7 +20,8 @@ namespace dpl {
 
 namespace {
 
-constexpr std::string_view kManifestHeader = "# dpl rule tests: name, kind, target, input, expect, seed, tolerance, numbers";
+constexpr std::string_view kManifestHeader =
+    "# dpl rule tests: name, kind, target, input, expect, seed, tolerance, numbers, dims";
 
 // Reads a TVMScript file; null with the reason (the reader's diagnostics) in `error`.
 std::unique_ptr<Module> read_ir(const std::string& path, std::string& error) {
@@ -52,10 +53,15 @@ NumericCheck check_numbers(const Module& before, const Module& after, const Rule
       check.problem = "function " + function->name() + " is gone after the pass";
       return check;
     }
+    InputOptions inputs;
+    inputs.dims = test.dims;
     EquivalenceResult result =
-        compare_on_random_inputs(&before, *function, &after, *rewritten, test.seed, {}, tolerance);
+        compare_on_random_inputs(&before, *function, &after, *rewritten, test.seed, inputs, tolerance);
     if (result.kind != EquivalenceResult::Kind::Equal && result.kind != EquivalenceResult::Kind::Different) {
       check.problem = function->name() + ": " + result.str();
+      if (result.kind == EquivalenceResult::Kind::InputsFail && result.error.find("symbolic") != std::string::npos) {
+        check.problem += "; a test gives symbolic dimensions values with `dims NAME = N;`";
+      }
       return check;
     }
     check.differs = check.differs || !result.equal();
@@ -154,10 +160,13 @@ bool format_rule_test_manifest(std::span<const RuleTestCase> tests, std::string&
         return false;
       }
     }
-    text += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", test.name, test.target_is_pipeline ? "pipeline" : "pass",
-                        test.target, test.input_path, test.expect_path.empty() ? "-" : test.expect_path, test.seed,
+    std::string dims;
+    for (const auto& [name, value] : test.dims) dims += fmt::format("{}{}={}", dims.empty() ? "" : ",", name, value);
+    text += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", test.name,
+                        test.target_is_pipeline ? "pipeline" : "pass", test.target, test.input_path,
+                        test.expect_path.empty() ? "-" : test.expect_path, test.seed,
                         test.tolerance ? fmt::format("{}", *test.tolerance) : "-",
-                        test.numbers_differ ? "differ" : "same");
+                        test.numbers_differ ? "differ" : "same", dims.empty() ? "-" : dims);
   }
   return true;
 }
@@ -169,7 +178,7 @@ bool parse_rule_test_manifest(const std::string& text, std::vector<RuleTestCase>
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> fields = split(line, '\t');
     RuleTestCase test;
-    bool ok = fields.size() == 8 && (fields[1] == "pass" || fields[1] == "pipeline") &&
+    bool ok = fields.size() == 9 && (fields[1] == "pass" || fields[1] == "pipeline") &&
               (fields[7] == "differ" || fields[7] == "same");
     if (ok) {
       test.name = fields[0];
@@ -186,6 +195,16 @@ bool parse_rule_test_manifest(const std::string& text, std::vector<RuleTestCase>
         ok = ok && tolerance_end == fields[6].c_str() + fields[6].size();
       }
       test.numbers_differ = fields[7] == "differ";
+      if (fields[8] != "-") {
+        for (const std::string& dim : split(fields[8], ',')) {
+          const size_t equals = dim.find('=');
+          int64_t value = 0;
+          const char* digits_end = dim.data() + dim.size();
+          auto [end, code] = std::from_chars(dim.data() + std::min(equals + 1, dim.size()), digits_end, value);
+          ok = ok && equals != std::string::npos && equals != 0 && code == std::errc() && end == digits_end;
+          if (ok) test.dims.emplace(dim.substr(0, equals), value);
+        }
+      }
     }
     if (!ok) {
       error = "line " + std::to_string(i + 1) + " is not a rule test: " + line;

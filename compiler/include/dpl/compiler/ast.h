@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -434,7 +435,7 @@ struct PatternMacro {
 };
 
 // `test NAME { [pass P; | pipeline P;] input "a.relax"; expect "b.relax" | unchanged; [seed N;] [tolerance X;]
-// [numbers differ;] }`: runs a pass or pipeline on the input and checks the result (docs/verification.md).
+// [numbers differ;] [dims b = 2, s = 16;] }`: runs a pass or pipeline on the input and checks the result (docs/verification.md).
 struct RuleTest {
   std::string name;
   SourceLoc name_loc;
@@ -449,6 +450,7 @@ struct RuleTest {
   uint64_t seed = 1;
   std::optional<double> tolerance;  // absolute and relative; absent: by dtype
   bool numbers_differ = false;      // the rewrite is meant to change what the graph computes
+  std::map<std::string, int64_t, std::less<>> dims;  // values of the input's symbolic dimensions
   // Filled in by sema: `input` and `expect` made absolute.
   std::string input_path;
   std::string expect_path;

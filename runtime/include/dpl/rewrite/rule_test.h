@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -25,6 +26,7 @@ struct RuleTestCase {
   uint64_t seed = 1;
   std::optional<double> tolerance;  // absolute and relative; absent: by dtype (default_tolerance)
   bool numbers_differ = false;      // the rewrite is meant to change what the graph computes
+  std::map<std::string, int64_t, std::less<>> dims;  // values of the input's symbolic dimensions
 };
 
 struct RuleTestResult {
@@ -53,7 +55,8 @@ size_t run_rule_tests(std::span<const RuleTestCase> tests,
 
 // The manifest dplc writes for the test runner (`<stem>.dpl.tests`): a header line, then one tab-separated line
 // per test: name, pass|pipeline, target, input path, expect path (or `-` for unchanged), seed, tolerance (or
-// `-`), `differ` or `same`. Paths hold no tabs or line breaks (format_rule_test_manifest fails otherwise).
+// `-`), `differ` or `same`, dims (`b=2,s=16`, or `-`). Paths hold no tabs or line breaks (format_rule_test_manifest
+// fails otherwise).
 bool format_rule_test_manifest(std::span<const RuleTestCase> tests, std::string& text, std::string& error);
 bool parse_rule_test_manifest(const std::string& text, std::vector<RuleTestCase>& tests, std::string& error);
 
