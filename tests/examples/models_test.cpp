@@ -135,6 +135,53 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"ResNet50", "resnet50.relax", &kResNetCounts, 0, 0}),
     [](const ::testing::TestParamInfo<ModelCase>& info) { return std::string(info.param.test_name); });
 
+// The model with its batch of 1 made a symbolic `b`, as an export with a dynamic batch has it: the parameters'
+// leading 1 becomes "b", and so does the leading 1 of every type annotation and reshape target in the body.
+std::string with_dynamic_batch(const std::string& text) {
+  auto replace_all = [](std::string& in, const std::string& from, const std::string& to) {
+    for (size_t at = in.find(from); at != std::string::npos; at = in.find(from, at + to.size())) {
+      in.replace(at, from.size(), to);
+    }
+  };
+  std::string result;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = text.substr(start, end - start);
+    if (line.rfind("def main(", 0) == 0) {
+      replace_all(line, "R.Tensor((1, ", "R.Tensor((\"b\", ");
+      line += "\n    b = T.int64()";
+    } else {
+      replace_all(line, "R.Tensor((1, ", "R.Tensor((b, ");
+      replace_all(line, "R.shape([1, ", "R.shape([b, ");
+    }
+    result += line + "\n";
+    start = end + 1;
+  }
+  return result;
+}
+
+// The same rules fire as often with a dynamic batch: their guards compare dimensions for every batch
+// (TinyLlama's grouped-query rule checks that the repeated key and value keep the batch `b` of k and v; with
+// guards that needed static extents it fired on none of them).
+TEST_P(ModelRewrites, EveryRuleFiresAsCountedWithADynamicBatch) {
+  const ModelCase& model = GetParam();
+  std::string error;
+  std::unique_ptr<SourceFile> file = SourceFile::load(kModelDir + model.file, error);
+  ASSERT_NE(file, nullptr) << error;
+  const std::string dynamic = with_dynamic_batch(file->text());
+  ASSERT_NE(dynamic.find("b = T.int64()"), std::string::npos);
+  Loaded loaded = parse_text(dynamic, std::string("dynamic_") + model.file);
+  ASSERT_TRUE(loaded);
+  const Function* main = main_function(*loaded.module);
+  ASSERT_NE(main, nullptr);
+  ASSERT_FALSE(main->params()[0]->type()->dims()[0].is_static()) << main->params()[0]->type()->str();
+  rewrite_and_count(*loaded.module, *model.counts);
+  EXPECT_EQ(count_calls(*main, op::nn_attention), model.attentions);
+  EXPECT_EQ(count_calls(*main, op::nn_rms_norm), model.rms_norms);
+  EXPECT_TRUE(verifies_and_rereads(*loaded.module));
+}
+
 // BERT and ViT end with q, k and v straight from the reshapes: no [0, 2, 1, 3] transpose is left.
 TEST(ModelRewrites, BertAttentionReadsTheReshapes) {
   Loaded bert = load_file(kModelDir + "bert_base_uncased.relax");
