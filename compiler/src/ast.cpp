@@ -193,8 +193,16 @@ bool is_dimension_arithmetic(const Expr& expr, const std::function<bool(const st
                              bool& reads_dim) {
   return std::visit(
       Overloaded{
-          [&](const VarExpr& e) { return !expr.dtype_literal && is_dim(e.name) && (reads_dim = true); },
-          [&](const IndexExpr&) { return expr.type == ExprType::Number && (reads_dim = true); },  // one value's
+          [&](const VarExpr& e) {
+            if (expr.dtype_literal || !is_dim(e.name)) return false;
+            reads_dim = true;
+            return true;
+          },
+          [&](const IndexExpr&) {
+            if (expr.type != ExprType::Number) return false;  // a list's `xs.shape[i]` is a NumberList
+            reads_dim = true;
+            return true;
+          },
           [](const LiteralExpr& e) { return std::holds_alternative<int64_t>(e.value); },
           [&](const BinaryExpr& e) {
             return (e.op == BinaryOp::Add || e.op == BinaryOp::Subtract || e.op == BinaryOp::Multiply) &&
