@@ -161,7 +161,8 @@ def build_table(runs, compile_info):
     # functions; ratio = time per site over that of the fewest sites (linear: 1x).
     for prefix, label, site in (("qkv/", "QKV groups, multi-root rule", "group"),
                                 ("partition/", "conv blocks, partitioned", "block"),
-                                ("partition/shared/", "conv blocks sharing parameters, partitioned", "block")):
+                                ("partition/shared/", "conv blocks sharing parameters, partitioned", "block"),
+                                ("partition/again/", "partitioned conv blocks, the pass again", "block")):
         points = series(prefix)
         base = points[0][2]["seconds"] / points[0][0] if points else None
         for sites, name, run in points:
@@ -281,7 +282,8 @@ def target_lines(runs, compile_info):
     else:
         lines.append("- >= 5x faster than interpreting the same rules: not measured")
     for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block"),
-                               ("partition/shared", "Partitioned conv blocks sharing parameters", "block")):
+                               ("partition/shared", "Partitioned conv blocks sharing parameters", "block"),
+                               ("partition/again", "A pass over partitioned conv blocks", "block")):
         points = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
                   if re.fullmatch(prefix + r"/\d+", n) and not r["error"]]
         if len(points) >= 2:

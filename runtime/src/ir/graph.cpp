@@ -437,6 +437,7 @@ Node* Function::add_shape(std::vector<Dim> dims) {
 
 Node* Function::add_func_call(std::string callee, std::span<Node* const> args, TypeRef result_type) {
   Node* node = new_node(NodeKind::FuncCall, result_type ? result_type : Type::unknown(), args);
+  may_call_functions_ = true;
   node->cold().extra = std::make_unique<Node::Extra>();
   node->cold().extra->callee = std::move(callee);
   return node;

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -389,27 +388,44 @@ bool is_private_composite(const Function& function) {
   return function.is_private() && function.find_attr("Composite") != nullptr;
 }
 
-// The names of the functions that live FuncCall nodes of `module` call.
-std::set<std::string, std::less<>> called_functions(const Module& module) {
-  std::set<std::string, std::less<>> called;
-  for (const auto& function : module.functions()) {
-    for (const Node* node : function->nodes()) {
-      if (node->kind() == NodeKind::FuncCall && !node->is_dead()) called.insert(node->callee());
+// The functions that live FuncCall nodes of a module call, found through the module's name index once per call
+// (names of composites share long prefixes: comparing them is what a sorted list of names would spend its time
+// on). Valid while the module keeps its functions.
+class CalledFunctions {
+ public:
+  explicit CalledFunctions(const Module& module) {
+    for (const auto& function : module.functions()) {
+      if (!function->may_call_functions()) continue;
+      for (const Node* node : function->nodes()) {
+        if (node->kind() != NodeKind::FuncCall || node->is_dead()) continue;
+        if (const Function* callee = module.find(node->callee())) called_.push_back(callee);
+      }
     }
+    std::sort(called_.begin(), called_.end());
   }
-  return called;
-}
+  bool contains(const Function* function) const {
+    return std::binary_search(called_.begin(), called_.end(), function);
+  }
+
+ private:
+  std::vector<const Function*> called_;
+};
 
 // Removes the `candidates` nothing calls any more, repeatedly: a removed function no longer calls anything.
 void remove_uncalled(Module& module, std::vector<std::string> candidates) {
   for (bool removed = true; removed && !candidates.empty();) {
+    std::vector<std::string> uncalled;
+    {
+      const CalledFunctions called(module);  // looked at before anything is removed
+      std::erase_if(candidates, [&](std::string& name) {
+        const Function* function = module.find(name);
+        if (function != nullptr && called.contains(function)) return false;
+        if (function != nullptr) uncalled.push_back(std::move(name));
+        return true;
+      });
+    }
     removed = false;
-    const std::set<std::string, std::less<>> called = called_functions(module);
-    std::erase_if(candidates, [&](const std::string& name) {
-      if (called.contains(name)) return false;
-      removed |= module.remove_function(name);
-      return true;
-    });
+    for (const std::string& name : uncalled) removed |= module.remove_function(name);
   }
 }
 
@@ -437,9 +453,9 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
   // Composite functions the pass may leave uncalled: those called now (a rewrite may replace their calls).
   std::vector<std::string> removable;
   if (std::any_of(existing.begin(), existing.end(), [](const Function* f) { return is_private_composite(*f); })) {
-    const std::set<std::string, std::less<>> called = called_functions(module);
+    const CalledFunctions called(module);
     for (const Function* function : existing) {
-      if (is_private_composite(*function) && called.contains(function->name())) removable.push_back(function->name());
+      if (is_private_composite(*function) && called.contains(function)) removable.push_back(function->name());
     }
   }
   for (Function* function : functions) {
@@ -457,9 +473,9 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     }
   }
   // ... and those it created (a later rule of the same pass may have replaced their calls too).
+  std::sort(existing.begin(), existing.end());
   for (const auto& function : module.functions()) {
-    if (is_private_composite(*function) &&
-        std::find(existing.begin(), existing.end(), function.get()) == existing.end()) {
+    if (is_private_composite(*function) && !std::binary_search(existing.begin(), existing.end(), function.get())) {
       removable.push_back(function->name());
     }
   }

@@ -212,6 +212,9 @@ class Function {
   Node* add_tuple_item(Node* tuple, int64_t index, std::string& error);
   Node* add_shape(std::vector<Dim> dims);
   Node* add_func_call(std::string callee, std::span<Node* const> args, TypeRef result_type);
+  // Whether add_func_call() was ever called (its nodes may have been removed since): a module's call graph need
+  // not read the nodes of the functions that call nothing (the 10^4 composites of a partitioned model).
+  bool may_call_functions() const { return may_call_functions_; }
 
   void set_output(Node* output);
   Node* output() const { return output_; }
@@ -354,6 +357,7 @@ class Function {
   std::vector<FuncAttr> attrs_;
   bool private_ = false;
   bool dataflow_ = true;
+  bool may_call_functions_ = false;
   uint32_t next_id_ = 0;
 };
 
