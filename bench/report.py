@@ -283,7 +283,7 @@ def target_lines(runs, compile_info):
         lines.append("- >= 5x faster than interpreting the same rules: not measured")
     for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block"),
                                ("partition/shared", "Partitioned conv blocks sharing parameters", "block"),
-                               ("partition/again", "A pass over partitioned conv blocks", "block")):
+                               ("partition/again", "Passes over partitioned conv blocks", "block")):
         points = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
                   if re.fullmatch(prefix + r"/\d+", n) and not r["error"]]
         if len(points) >= 2:

@@ -411,16 +411,16 @@ class CalledFunctions {
   std::vector<const Function*> called_;
 };
 
-// Removes the `candidates` nothing calls any more, repeatedly: a removed function no longer calls anything.
-void remove_uncalled(Module& module, std::vector<std::string> candidates) {
+// Removes the `candidates` (functions of `module`) nothing calls any more, repeatedly: a removed function no
+// longer calls anything.
+void remove_uncalled(Module& module, std::vector<const Function*> candidates) {
   for (bool removed = true; removed && !candidates.empty();) {
     std::vector<std::string> uncalled;
     {
       const CalledFunctions called(module);  // looked at before anything is removed
-      std::erase_if(candidates, [&](std::string& name) {
-        const Function* function = module.find(name);
-        if (function != nullptr && called.contains(function)) return false;
-        if (function != nullptr) uncalled.push_back(std::move(name));
+      std::erase_if(candidates, [&](const Function* function) {
+        if (called.contains(function)) return false;
+        uncalled.push_back(function->name());
         return true;
       });
     }
@@ -450,12 +450,13 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     if (pass.order == VisitOrder::UsersFirst && function->find_attr("Composite") != nullptr) continue;
     functions.push_back(function.get());
   }
-  // Composite functions the pass may leave uncalled: those called now (a rewrite may replace their calls).
-  std::vector<std::string> removable;
+  // Composite functions the pass may leave uncalled: those called now (a rewrite may replace their calls). They
+  // outlive the pass: a rewrite removes only a function it has just created and could not use (partition.cpp).
+  std::vector<const Function*> removable;
   if (std::any_of(existing.begin(), existing.end(), [](const Function* f) { return is_private_composite(*f); })) {
     const CalledFunctions called(module);
     for (const Function* function : existing) {
-      if (is_private_composite(*function) && called.contains(function)) removable.push_back(function->name());
+      if (is_private_composite(*function) && called.contains(function)) removable.push_back(function);
     }
   }
   for (Function* function : functions) {
@@ -476,7 +477,7 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
   std::sort(existing.begin(), existing.end());
   for (const auto& function : module.functions()) {
     if (is_private_composite(*function) && !std::binary_search(existing.begin(), existing.end(), function.get())) {
-      removable.push_back(function->name());
+      removable.push_back(function.get());
     }
   }
   remove_uncalled(module, std::move(removable));
