@@ -164,10 +164,10 @@ void register_all(const BenchOptions& options) {
   // and finding functions must stay constant-time. Linear means flat ns per block.
   // `partition/shared`: every block reads one weight and one batch-norm parameter set, so each rewrite removes a
   // user from five lists of B users: linear only if removing a use does not search the whole list.
-  for (const auto& [label, params] : {std::pair{"", ParamsPerBlock::own}, std::pair{"shared/", ParamsPerBlock::shared}}) {
+  for (const ParamsPerBlock params : {ParamsPerBlock::own, ParamsPerBlock::shared}) {
     for (size_t blocks : group_counts) {
       add_rewrite_benchmark(
-          fmt::format("partition/{}{}", label, blocks),
+          fmt::format("partition/{}{}", params == ParamsPerBlock::shared ? "shared/" : "", blocks),
           synthetic([blocks, params](Function& function) { build_conv_blocks(function, blocks, params); }),
           module_driver(dpl_bench::bench_partition_pass()), blocks);
     }
