@@ -540,10 +540,8 @@ InputsResult random_inputs(const Function& function, uint64_t seed, const InputO
       }
       const std::optional<int64_t> value = dim_value(dim, options.dims);
       if (!value) {
-        result.error = fmt::format(
-            "parameter '{}' has symbolic dimension '{}' without a value (give it in "
-            "InputOptions::dims)",
-            param.name(), dim.symbol_name());
+        result.error = fmt::format("parameter '{}' has symbolic dimension '{}' without a value", param.name(),
+                                   dim.symbol_name());
         return result;
       }
       shape.push_back(*value);
