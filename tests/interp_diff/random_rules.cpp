@@ -553,9 +553,12 @@ void build_random_fanout_graph(Function& function, uint64_t seed) {
 
 void build_random_graph(Function& function, uint64_t seed) {
   Random random(seed);
+  // Symbolic extents too, so that guards comparing dimensions (`_d0 == _d1`, `x.shape[0] == 4`) meet symbols in
+  // both modes.
+  const Dim n = Dim::symbol("n");
   const std::vector<std::vector<Dim>> shapes = {
       {Dim::fixed(4), Dim::fixed(4)}, {Dim::fixed(4), Dim::fixed(4)}, {Dim::fixed(1), Dim::fixed(4)},
-      {Dim::fixed(4), Dim::fixed(1)}};
+      {Dim::fixed(4), Dim::fixed(1)}, {n, Dim::fixed(4)},             {n, n}};
   std::vector<Node*> values;
   const size_t num_params = 1 + random.below(3);
   for (size_t i = 0; i < num_params; ++i) {
