@@ -240,6 +240,19 @@ TEST_F(Infer, StridedSlice) {
   EXPECT_EQ(
       type("strided_slice", {tensor({n, Dim::fixed(8)})}, {{"axes", Ints{0}}, {"begin", Ints{1}}, {"end", Ints{3}}}),
       "R.Tensor(dtype=\"float32\", ndim=2)");
+  // With assume_inbound nothing is clamped, so a slice of a symbolic extent has an exact length.
+  Node* dynamic = tensor({Dim::fixed(1), n, Dim::fixed(8)});
+  auto inbound = [&](int64_t begin, int64_t end, int64_t stride) {
+    return type("strided_slice", {dynamic},
+                {{"axes", Ints{1}}, {"begin", Ints{begin}}, {"end", Ints{end}}, {"strides", Ints{stride}},
+                 {"assume_inbound", true}});
+  };
+  EXPECT_EQ(inbound(1, 9223372036854775807, 1), f32("(1, n - 1, 8)"));  // x[:, 1:]
+  EXPECT_EQ(inbound(0, -1, 1), f32("(1, n - 1, 8)"));                   // x[:, :-1]
+  EXPECT_EQ(inbound(-3, 9223372036854775807, 1), f32("(1, 3, 8)"));     // x[:, -3:]
+  EXPECT_EQ(inbound(2, 5, 1), f32("(1, 3, 8)"));
+  EXPECT_EQ(inbound(0, 9223372036854775807, 2), f32("(1, (n + 1) // 2, 8)"));  // x[:, ::2]
+  EXPECT_EQ(inbound(-1, -9223372036854775807, -1), "R.Tensor(dtype=\"float32\", ndim=3)");  // reversed: rank only
 }
 
 TEST_F(Infer, ConcatAndSplit) {

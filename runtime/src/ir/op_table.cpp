@@ -727,6 +727,29 @@ int64_t slice_length(int64_t extent, int64_t begin, int64_t end, int64_t stride)
   return b > e ? (b - e - 1) / step + 1 : 0;
 }
 
+// Length of begin:end:stride over a symbolic extent n where it is exact: the whole axis, or, with `assume_inbound`
+// (TVM's promise that begin and end lie within [-n, n], so nothing is clamped) and a positive stride, (end - begin
+// + stride - 1) // stride over the normalized positions (`x[:, 1:]` is n - 1). Otherwise nullopt: the length
+// depends on clamping against n.
+std::optional<Dim> symbolic_slice_length(Dim n, int64_t begin, int64_t end, int64_t stride, bool inbound) {
+  constexpr int64_t kToTheEnd = std::numeric_limits<int32_t>::max();  // exporters' "up to the end"
+  if (begin == 0 && stride == 1 && end >= kToTheEnd) return n;
+  if (!inbound || stride <= 0) return std::nullopt;
+  auto position = [&](int64_t index) -> std::optional<Dim> {
+    if (index >= kToTheEnd) return n;
+    if (index >= 0) return Dim::fixed(index);
+    if (index <= -kToTheEnd) return std::nullopt;
+    return dim_sub(n, Dim::fixed(-index));
+  };
+  const std::optional<Dim> start = position(begin);
+  const std::optional<Dim> stop = position(end);
+  if (!start || !stop) return std::nullopt;
+  const std::optional<Dim> span = dim_sub(*stop, *start);
+  if (!span || stride == 1) return span;
+  const std::optional<Dim> rounded = dim_add(*span, Dim::fixed(stride - 1));
+  return rounded ? dim_floor_div(*rounded, Dim::fixed(stride)) : std::nullopt;
+}
+
 TypeRef infer_strided_slice(const InferInput& in, std::string& error) {
   DPL_INFER_BEGIN(op::strided_slice);
   TypeRef x = c.tensor(0, "operand");
@@ -755,7 +778,9 @@ TypeRef infer_strided_slice(const InferInput& in, std::string& error) {
     int64_t stride = strides ? (*strides)[i] : 1;
     if (dim.is_static()) {
       dim = Dim::fixed(slice_length(dim.extent(), begin[i], end[i], stride));
-    } else if (!(begin[i] == 0 && stride == 1 && end[i] >= std::numeric_limits<int32_t>::max())) {
+    } else if (std::optional<Dim> length = symbolic_slice_length(dim, begin[i], end[i], stride, c.bool_attr(4))) {
+      dim = *length;
+    } else {
       return Type::tensor_of_rank(x->dtype(), x->rank());  // a symbolic extent sliced: length unknown
     }
   }
