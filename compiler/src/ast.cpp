@@ -186,43 +186,6 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                     a.node);
 }
 
-namespace {
-
-// Whether `expr` is dimension arithmetic (compares_dimensions()); `reads_dim` is set when it reads a dimension.
-bool is_dimension_arithmetic(const Expr& expr, const std::function<bool(const std::string&)>& is_dim,
-                             bool& reads_dim) {
-  return std::visit(
-      Overloaded{
-          [&](const VarExpr& e) {
-            if (expr.dtype_literal || !is_dim(e.name)) return false;
-            reads_dim = true;
-            return true;
-          },
-          [&](const IndexExpr&) {
-            if (expr.type != ExprType::Number) return false;  // a list's `xs.shape[i]` is a NumberList
-            reads_dim = true;
-            return true;
-          },
-          [](const LiteralExpr& e) { return std::holds_alternative<int64_t>(e.value); },
-          [&](const BinaryExpr& e) {
-            return (e.op == BinaryOp::Add || e.op == BinaryOp::Subtract || e.op == BinaryOp::Multiply) &&
-                   is_dimension_arithmetic(*e.lhs, is_dim, reads_dim) &&
-                   is_dimension_arithmetic(*e.rhs, is_dim, reads_dim);
-          },
-          [](const auto&) { return false; },
-      },
-      expr.node);
-}
-
-}  // namespace
-
-bool compares_dimensions(const BinaryExpr& binary, const std::function<bool(const std::string& name)>& is_dim) {
-  if (binary.op != BinaryOp::Equal && binary.op != BinaryOp::NotEqual) return false;
-  bool reads_dim = false;
-  return is_dimension_arithmetic(*binary.lhs, is_dim, reads_dim) &&
-         is_dimension_arithmetic(*binary.rhs, is_dim, reads_dim) && reads_dim;
-}
-
 size_t count_alternatives(const Pattern& pattern, size_t limit) {
   auto saturate = [&](size_t n) { return std::min(n, limit + 1); };
   return std::visit(Overloaded{

@@ -854,7 +854,7 @@ class RuleEmitter {
             [&](const VarExpr& e) { return name_cpp(e, expr); }, [&](const MemberExpr& e) { return property(e); },
             [&](const IndexExpr& e) { return shape_dim(e); },
             [&](const UnaryExpr& e) { return std::string(e.op == UnaryOp::Negate ? "-" : "!") + computed(*e.operand); },
-            [&](const BinaryExpr& e) { return binary_cpp(e); },
+            [&](const BinaryExpr& e) { return expr.compares_dimensions ? dims_comparison(e) : binary_cpp(e); },
             [&](const CallExpr& e) { return e.native != nullptr ? native_predicate(e) : split_indices(e); },
             [](const auto&) -> std::string { return "false"; },  // sema rejects anything else
         },
@@ -990,7 +990,7 @@ class RuleEmitter {
     return name;
   }
 
-  // `==`/`!=` between dimensions (compares_dimensions): decided for every value of the symbols (`q.shape[0] ==
+  // `==`/`!=` between dimensions (Expr::compares_dimensions): decided for every value of the symbols (`q.shape[0] ==
   // b * n` holds for q of shape (batch * 12, ...), b = batch, n = 12), or the rule fails here.
   std::string dims_comparison(const BinaryExpr& binary) {
     const std::string lhs = dim_value(*binary.lhs);
@@ -1026,9 +1026,6 @@ class RuleEmitter {
     }
     if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
       return value_list_equality(binary);
-    }
-    if (compares_dimensions(binary, [&](const std::string& name) { return dims_.count(name) != 0; })) {
-      return dims_comparison(binary);
     }
     if (equality && (binary.lhs->type == ExprType::Attr || binary.rhs->type == ExprType::Attr)) {
       return "(" + whole_attr(*binary.lhs) + " " + op + " " + whole_attr(*binary.rhs) + ")";

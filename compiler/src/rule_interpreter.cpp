@@ -886,7 +886,7 @@ class Alternative {
               if (e.op == UnaryOp::Negate) return Computed(-std::get<double>(*operand));
               return Computed(!std::get<bool>(*operand));
             },
-            [&](const BinaryExpr& e) { return binary(e); },
+            [&](const BinaryExpr& e) { return expr.compares_dimensions ? dims_comparison(e) : binary(e); },
             [&](const CallExpr& e) { return e.native != nullptr ? call_predicate(e) : split_points(e); },
             [](const auto&) -> std::optional<Computed> { return std::nullopt; },  // rejected before
         },
@@ -1052,12 +1052,15 @@ class Alternative {
     return dim->extent();
   }
 
-  bool is_dim(const std::string& name) const {
-    auto it = scope_->find(name);
-    return it != scope_->end() && kinds_[static_cast<size_t>(it->second)] == SlotKind::Dim;
+  // `==`/`!=` between dimensions (Expr::compares_dimensions): decided for every value of the symbols, or unknown
+  // (the rule declines), as the generated guard does.
+  std::optional<Computed> dims_comparison(const BinaryExpr& binary) const {
+    const std::optional<bool> equal = dims_equal(dim_value(*binary.lhs), dim_value(*binary.rhs));
+    if (!equal) return std::nullopt;
+    return Computed(binary.op == BinaryOp::Equal ? *equal : !*equal);
   }
 
-  // A side of a dimension comparison (compares_dimensions).
+  // A side of a dimension comparison.
   DimValue dim_value(const Expr& expr) const {
     return std::visit(
         Overloaded{
@@ -1075,7 +1078,7 @@ class Alternative {
               if (e.op == BinaryOp::Add) return lhs + rhs;
               return e.op == BinaryOp::Subtract ? lhs - rhs : lhs * rhs;
             },
-            [](const auto&) { return DimValue::none(); },  // not dimension arithmetic (compares_dimensions)
+            [](const auto&) { return DimValue::none(); },  // not dimension arithmetic (sema)
         },
         expr.node);
   }
@@ -1111,12 +1114,6 @@ class Alternative {
     }
     if (binary.lhs->type == ExprType::ValueList || binary.rhs->type == ExprType::ValueList) {
       return value_list_equality(binary);
-    }
-    if (compares_dimensions(binary, [&](const std::string& name) { return is_dim(name); })) {
-      // Decided for every value of the symbols, or unknown (the rule declines), as the generated guard does.
-      const std::optional<bool> equal = dims_equal(dim_value(*binary.lhs), dim_value(*binary.rhs));
-      if (!equal) return std::nullopt;
-      return result(*equal);
     }
     if (equality && (binary.lhs->type == ExprType::Attr || binary.rhs->type == ExprType::Attr ||
                      (binary.lhs->type == binary.rhs->type && binary.lhs->type == ExprType::IntList))) {

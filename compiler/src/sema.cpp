@@ -897,7 +897,7 @@ class Checker {
               }
               return wanted;
             },
-            [&](BinaryExpr& e) { return check_binary(e, scope); },
+            [&](BinaryExpr& e) { return check_binary(e, expr, scope); },
             [&](CallExpr& e) {
               const ExternDecl* native = find_extern(e.op.text, scope);
               if (native == nullptr && e.op.text == kSplitIndices) return check_split_indices(e, expr, scope);
@@ -1010,7 +1010,7 @@ class Checker {
     return over_list ? ExprType::NumberList : ExprType::Number;
   }
 
-  ExprType check_binary(BinaryExpr& binary, Scope& scope) {
+  ExprType check_binary(BinaryExpr& binary, Expr& expr, Scope& scope) {
     ExprType lhs = check_computed(*binary.lhs, scope);
     ExprType rhs = check_computed(*binary.rhs, scope);
     if (lhs == ExprType::Unknown || rhs == ExprType::Unknown) return ExprType::Unknown;
@@ -1048,11 +1048,43 @@ class Checker {
         if (lhs == ExprType::AttrList || rhs == ExprType::AttrList) return check_attr_list_equality(binary, scope);
         if (lhs == ExprType::ValueList || rhs == ExprType::ValueList) return check_value_list_equality(binary);
         if (lhs == ExprType::Op || rhs == ExprType::Op) return check_op_equality(binary);
-        if (comparable(*binary.lhs, *binary.rhs)) return ExprType::Bool;
+        if (comparable(*binary.lhs, *binary.rhs)) {
+          bool reads_dim = false;
+          expr.compares_dimensions = is_dimension_arithmetic(*binary.lhs, scope, reads_dim) &&
+                                     is_dimension_arithmetic(*binary.rhs, scope, reads_dim) && reads_dim;
+          return ExprType::Bool;
+        }
         diags_.error(binary.op_loc, "cannot compare " + type_name(lhs) + " with " + type_name(rhs));
         return ExprType::Unknown;
     }
     return ExprType::Unknown;
+  }
+
+  // Whether a checked `expr` is dimension arithmetic (Expr::compares_dimensions): dimension variables, one
+  // value's `x.shape[i]`, integer literals and `+ - *` over them; `reads_dim` is set when it reads a dimension.
+  static bool is_dimension_arithmetic(const Expr& expr, const Scope& scope, bool& reads_dim) {
+    if (expr.type != ExprType::Number) return false;  // a group's dimensions and `xs.shape[i]` are lists
+    return std::visit(
+        Overloaded{
+            [&](const VarExpr& e) {
+              auto it = scope.find(e.name);
+              if (expr.dtype_literal || it == scope.end() || it->second.kind != VarKind::Dim) return false;
+              reads_dim = true;
+              return true;
+            },
+            [&](const IndexExpr&) {
+              reads_dim = true;
+              return true;
+            },
+            [](const LiteralExpr& e) { return std::holds_alternative<int64_t>(e.value); },
+            [&](const BinaryExpr& e) {
+              return (e.op == BinaryOp::Add || e.op == BinaryOp::Subtract || e.op == BinaryOp::Multiply) &&
+                     is_dimension_arithmetic(*e.lhs, scope, reads_dim) &&
+                     is_dimension_arithmetic(*e.rhs, scope, reads_dim);
+            },
+            [](const auto&) { return false; },
+        },
+        expr.node);
   }
 
   // `w == x`, `w != x`: a list of graph values against one value holds when every member is that node (`==`) or

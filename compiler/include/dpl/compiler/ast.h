@@ -276,6 +276,10 @@ struct Expr {
   std::optional<DType> dtype_literal;  // a VarExpr that names a dtype
   std::optional<OpId> op_literal;      // a string literal naming an op, compared with an op variable
   AttrKind attr_kind = AttrKind::Int;  // a VarExpr naming a captured attribute: the attribute's kind
+  // A BinaryExpr `==`/`!=` whose sides are dimension arithmetic — dimension variables, `x.shape[i]` of one value,
+  // integer literals and `+ - *` — at least one side reading a dimension: decided for every value of the symbols
+  // (dpl::dims_equal), by the generated guard and the rule interpreter alike (language.md, Guards).
+  bool compares_dimensions = false;
 };
 
 std::string_view binary_op_spelling(BinaryOp op);
@@ -574,13 +578,6 @@ size_t count_root_alternatives(const Rule& rule, size_t limit);
 std::set<std::string> attribute_captures(const Pattern& pattern);
 // The op variables `pattern` binds (`(op: add | multiply)(x, y)`), in any alternative.
 std::set<std::string> op_captures(const Pattern& pattern);
-
-// A guard's `==` or `!=` between dimensions: both sides are made of dimension variables (`is_dim` says which
-// names are), `x.shape[i]` of one value, integer literals and `+ - *`, and at least one side reads a dimension.
-// Such a comparison is decided for every value of the symbols (dpl::dims_equal), by the generated guard and the
-// rule interpreter alike; when the symbols' values would decide it, the guard reads something the graph does
-// not know and is false.
-bool compares_dimensions(const BinaryExpr& binary, const std::function<bool(const std::string& name)>& is_dim);
 
 // Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
 std::string to_string(const Pattern& pattern);
