@@ -422,30 +422,33 @@ std::optional<Dim> dim_floor_mod(Dim a, Dim b) { return apply(a, b, poly_floor_m
 std::optional<Dim> dim_exact_div(Dim a, Dim b) { return apply(a, b, exact_divide); }
 
 DimValue::DimValue(Dim dim) {
-  if (dim.is_inferred()) return;  // nothing
-  kind_ = dim.is_static() ? Kind::Integer : Kind::Symbolic;
-  integer_ = dim.is_static() ? dim.extent() : 0;
-  dim_ = dim;
+  if (dim.is_static()) {
+    value_ = dim.extent();
+  } else if (!dim.is_inferred()) {
+    value_ = dim;
+  }
 }
 
-DimValue::DimValue(int64_t n) : kind_(Kind::Integer), integer_(n) {}
+DimValue::DimValue(int64_t n) : value_(n) {}
 
 std::optional<Dim> DimValue::as_dim() const {
-  if (kind_ == Kind::Symbolic) return dim_;
-  if (kind_ == Kind::Integer && integer_ >= 0) return Dim::fixed(integer_);
+  if (const Dim* dim = std::get_if<Dim>(&value_)) return *dim;
+  if (const int64_t* n = std::get_if<int64_t>(&value_); n != nullptr && *n >= 0) return Dim::fixed(*n);
   return std::nullopt;
 }
 
 // Integers stay integers (overflow gives nothing); otherwise both must be dimensions, combined by `dim_op`.
 DimValue DimValue::apply(const DimValue& a, const DimValue& b, IntegerOp integer_op, DimOp dim_op) {
-  if (a.kind_ == Kind::Integer && b.kind_ == Kind::Integer) {
+  const int64_t* x = std::get_if<int64_t>(&a.value_);
+  const int64_t* y = std::get_if<int64_t>(&b.value_);
+  if (x != nullptr && y != nullptr) {
     int64_t result = 0;
-    return integer_op(a.integer_, b.integer_, &result) ? none() : DimValue(result);
+    return integer_op(*x, *y, &result) ? none() : DimValue(result);
   }
-  const std::optional<Dim> x = a.as_dim();
-  const std::optional<Dim> y = b.as_dim();
-  if (!x || !y) return none();
-  const std::optional<Dim> result = dim_op(*x, *y);
+  const std::optional<Dim> p = a.as_dim();
+  const std::optional<Dim> q = b.as_dim();
+  if (!p || !q) return none();
+  const std::optional<Dim> result = dim_op(*p, *q);
   return result ? DimValue(*result) : none();
 }
 
@@ -465,12 +468,12 @@ DimValue operator*(const DimValue& a, const DimValue& b) {
 }
 
 std::optional<bool> dims_equal(const DimValue& a, const DimValue& b) {
-  using Kind = DimValue::Kind;
-  if (a.kind_ == Kind::None || b.kind_ == Kind::None) return std::nullopt;
-  if (a.kind_ == Kind::Integer && b.kind_ == Kind::Integer) return a.integer_ == b.integer_;
+  const int64_t* m = std::get_if<int64_t>(&a.value_);
+  const int64_t* n = std::get_if<int64_t>(&b.value_);
+  if (m != nullptr && n != nullptr) return *m == *n;
   const std::optional<Dim> x = a.as_dim();
   const std::optional<Dim> y = b.as_dim();
-  if (!x || !y) return std::nullopt;
+  if (!x || !y) return std::nullopt;  // nothing, or a negative integer against a symbol
   if (*x == *y) return true;  // interned: one polynomial, one Dim
   // Differing by a constant: n + 1 and n. The difference is a Dim only when it is not negative: try both ways.
   for (const std::optional<Dim>& difference : {dim_sub(*x, *y), dim_sub(*y, *x)}) {

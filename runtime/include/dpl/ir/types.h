@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace dpl {
@@ -102,10 +103,7 @@ class DimValue {
   DimValue() = default;
   static DimValue apply(const DimValue& a, const DimValue& b, IntegerOp integer_op, DimOp dim_op);
   std::optional<Dim> as_dim() const;  // an integer that is an extent, or the symbolic dimension
-  enum class Kind : uint8_t { None, Integer, Symbolic };
-  Kind kind_ = Kind::None;
-  int64_t integer_ = 0;
-  Dim dim_ = Dim::fixed(0);
+  std::variant<std::monostate, int64_t, Dim> value_;  // nothing, an exact integer, a symbolic dimension
 };
 DimValue operator+(const DimValue& a, const DimValue& b);
 DimValue operator-(const DimValue& a, const DimValue& b);
