@@ -339,7 +339,7 @@ TEST_F(DplcTest, SymbolicDimensionsTakeTheTestsValues) {
   EXPECT_EQ(run.output,
             "PASS given (max abs error 0)\n"
             "FAIL not_given: main: cannot draw random inputs: parameter 'x' has symbolic dimension 'n' without a "
-            "value; a test gives symbolic dimensions values with `dims NAME = N;`\n");
+            "value; give it a value in the test: `dims n = N;`\n");
 }
 
 TEST_F(DplcTest, AWrongExpectationFailsWithTheStructuralDifference) {

@@ -534,10 +534,12 @@ void Function::drop_use(Node* value, Node* user) {
     dropped = &dropped_slots_[value->id_ % dropped_slots_.size()];
     // Users removed in the order they were added sit one slot up, in the reverse order one slot down (the slot
     // below 0 wraps around and is skipped).
-    for (const uint32_t near : {dropped->slot + 1, dropped->slot - 1}) {
-      if (dropped->value == value && near < size && users[near] == user) {
-        at = near;
-        break;
+    if (dropped->value == value) {
+      for (const uint32_t near : {dropped->slot + 1, dropped->slot - 1}) {
+        if (near < size && users[near] == user) {
+          at = near;
+          break;
+        }
       }
     }
   }

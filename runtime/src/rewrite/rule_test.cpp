@@ -42,6 +42,21 @@ struct NumericCheck {
   double max_abs_error = 0.0;
 };
 
+// A symbol in `function`'s parameter types that `dims` gives no value (random inputs cannot be drawn), if any.
+std::optional<std::string> symbol_without_value(const Function& function,
+                                                const std::map<std::string, int64_t, std::less<>>& dims) {
+  for (const Node* param : function.params()) {
+    const TypeRef type = param->type();
+    if (!type->is_tensor() || !type->has_shape()) continue;
+    for (const Dim dim : type->dims()) {
+      for (const Dim symbol : dim.symbols()) {
+        if (!dims.contains(symbol.symbol_name())) return std::string(symbol.symbol_name());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 NumericCheck check_numbers(const Module& before, const Module& after, const RuleTestCase& test) {
   NumericCheck check;
   std::optional<Tolerance> tolerance;
@@ -59,8 +74,10 @@ NumericCheck check_numbers(const Module& before, const Module& after, const Rule
         compare_on_random_inputs(&before, *function, &after, *rewritten, test.seed, inputs, tolerance);
     if (result.kind != EquivalenceResult::Kind::Equal && result.kind != EquivalenceResult::Kind::Different) {
       check.problem = function->name() + ": " + result.str();
-      if (result.kind == EquivalenceResult::Kind::InputsFail && result.error.find("symbolic") != std::string::npos) {
-        check.problem += "; a test gives symbolic dimensions values with `dims NAME = N;`";
+      if (result.kind == EquivalenceResult::Kind::InputsFail) {
+        if (std::optional<std::string> symbol = symbol_without_value(*function, test.dims)) {
+          check.problem += "; give it a value in the test: `dims " + *symbol + " = N;`";
+        }
       }
       return check;
     }
