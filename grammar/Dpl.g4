@@ -96,7 +96,8 @@ testDim : ident '=' INT ;
 patternDecl : 'pattern' ident '(' (ident (',' ident)*)? ')' '=' body=expr ';' ;
 
 // Alternatives listed first bind tighter. `name: p` is a prefix form with the lowest precedence, so
-// `op: add | multiply` binds `op` to the whole alternation. `...` (any further operands) and `xs...` (the same,
+// `op: add | multiply` binds `op` to the whole alternation; `p: Tensor[...]` after a call pattern gives the type
+// of its result (`r: reshape(x, _): Tensor[(b * n, k)]`). `...` (any further operands) and `xs...` (the same,
 // bound as a list; on the right, the list spread) are the last operand of a call or field of a tuple.
 expr
   : expr '(' arguments? ')'                                  # callExpr
@@ -112,6 +113,7 @@ expr
   | expr '||' expr                                           # orExpr
   | expr '|' expr                                            # altExpr
   | ident ':' expr                                           # bindExpr
+  | <assoc=right> expr ':' expr                              # typedExpr
   | primary                                                  # primaryExpr
   ;
 

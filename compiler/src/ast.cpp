@@ -45,7 +45,8 @@ std::string type_pattern_str(const TypePattern& type) {
     for (const DimPattern& dim : *type.shape) {
       dims.push_back(dim.kind == DimPattern::Kind::Any     ? "_"
                      : dim.kind == DimPattern::Kind::Fixed ? std::to_string(dim.extent)
-                                                           : dim.name);
+                     : dim.kind == DimPattern::Kind::Var   ? dim.name
+                                                           : to_string(dim.written()));
     }
     parts.push_back("(" + join(dims, ", ") + (dims.size() == 1 ? ",)" : ")"));
   } else if (type.dtype) {
@@ -56,6 +57,45 @@ std::string type_pattern_str(const TypePattern& type) {
 }
 
 }  // namespace
+
+const Expr& DimPattern::written() const { return *std::get<BinaryExpr>(check->node).rhs; }
+
+const TypePattern* type_of_pattern(const Pattern& pattern) {
+  if (const auto* type = std::get_if<TypePattern>(&pattern.node)) return type;
+  if (const auto* call = std::get_if<CallPattern>(&pattern.node); call != nullptr && call->result_type) {
+    return &*call->result_type;
+  }
+  return nullptr;
+}
+
+void for_each_dimension_check(const Pattern& pattern, const std::function<void(const Expr&)>& visit) {
+  if (const TypePattern* type = type_of_pattern(pattern); type != nullptr && type->shape) {
+    for (const DimPattern& dim : *type->shape) {
+      if (dim.kind == DimPattern::Kind::Expr) visit(*dim.check);
+    }
+  }
+  for_each_sub_pattern(pattern, [&](const Pattern& inner) { for_each_dimension_check(inner, visit); });
+}
+
+std::optional<int64_t> evaluate_dimension(const Expr& written,
+                                          const std::function<std::optional<int64_t>(const std::string&)>& value_of) {
+  if (const auto* var = std::get_if<VarExpr>(&written.node)) return value_of(var->name);
+  if (const auto* literal = std::get_if<LiteralExpr>(&written.node)) return std::get<int64_t>(literal->value);
+  const auto& binary = std::get<BinaryExpr>(written.node);
+  std::optional<int64_t> lhs = evaluate_dimension(*binary.lhs, value_of);
+  std::optional<int64_t> rhs = evaluate_dimension(*binary.rhs, value_of);
+  if (!lhs || !rhs) return std::nullopt;
+  int64_t result = 0;
+  const bool overflow = binary.op == BinaryOp::Add        ? __builtin_add_overflow(*lhs, *rhs, &result)
+                        : binary.op == BinaryOp::Subtract ? __builtin_sub_overflow(*lhs, *rhs, &result)
+                                                          : __builtin_mul_overflow(*lhs, *rhs, &result);
+  return overflow ? std::nullopt : std::optional<int64_t>(result);
+}
+
+void for_each_name(const Expr& expr, const std::function<void(const std::string&, SourceLoc)>& visit) {
+  if (const auto* var = std::get_if<VarExpr>(&expr.node)) visit(var->name, expr.loc);
+  for_each_sub_expr(expr, [&](const Expr& sub) { for_each_name(sub, visit); });
+}
 
 std::string format_double(double value) {
   std::string text = fmt::format("{}", value);
@@ -88,8 +128,8 @@ PatternPtr clone(const Pattern& pattern) {
                                 return BindPattern{p.name, p.name_loc, clone(*p.inner)};
                               },
                               [](const CallPattern& p) -> decltype(Pattern::node) {
-                                CallPattern call{p.ops,  p.op_var,  p.op_var_loc, p.optional,
-                                                 {},     p.rest,    p.attrs,      p.composite};
+                                CallPattern call{p.ops,  p.op_var, p.op_var_loc, p.optional,   {},
+                                                 p.rest, p.attrs,  p.composite,  p.result_type};
                                 for (const PatternPtr& operand : p.operands) call.operands.push_back(clone(*operand));
                                 return call;
                               },
@@ -142,8 +182,7 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                           return p.value == q.value && p.integer_value == q.integer_value && p.dtype == q.dtype;
                         },
                         [&](const TypePattern& p) {
-                          const auto& q = std::get<TypePattern>(b.node);
-                          return p.shape == q.shape && p.dtype == q.dtype;
+                          return p == std::get<TypePattern>(b.node);
                         },
                         [&](const ParamPattern& p) { return p.name == std::get<ParamPattern>(b.node).name; },
                         [&](const BindPattern& p) {
@@ -153,7 +192,7 @@ bool same_pattern(const Pattern& a, const Pattern& b) {
                         [&](const CallPattern& p) {
                           const auto& q = std::get<CallPattern>(b.node);
                           if (p.ops.size() != q.ops.size() || p.op_var != q.op_var || p.optional != q.optional ||
-                              p.composite != q.composite || !same_rest(p.rest, q.rest) ||
+                              p.composite != q.composite || p.result_type != q.result_type || !same_rest(p.rest, q.rest) ||
                               p.operands.size() != q.operands.size() || p.attrs.size() != q.attrs.size()) {
                             return false;
                           }
@@ -293,7 +332,8 @@ std::vector<PatternPtr> expand_alternatives(const Pattern& pattern) {
                                  {},
                                  p.rest,
                                  p.attrs,
-                                 p.composite};
+                                 p.composite,
+                                 p.result_type};
                 for (const PatternPtr& operand : operands) call.operands.push_back(clone(*operand));
                 out.push_back(std::make_unique<Pattern>(Pattern{pattern.loc, std::move(call)}));
               }
@@ -395,7 +435,8 @@ std::string to_string(const Pattern& pattern) {
             for (const PatternAttr& attr : p.attrs) {
               args.push_back(attr.name + "=" + (attr.literal ? attr_value_str(*attr.literal) : attr.capture));
             }
-            return op_names(p) + (p.optional ? "?" : "") + "(" + join(args, ", ") + ")";
+            return op_names(p) + (p.optional ? "?" : "") + "(" + join(args, ", ") + ")" +
+                   (p.result_type ? ": " + type_pattern_str(*p.result_type) : "");
           },
           [](const AltPattern& p) {
             std::vector<std::string> parts;

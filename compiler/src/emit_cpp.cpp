@@ -249,6 +249,7 @@ class RuleEmitter {
     steps_ = &tail;
     if (once) check("rewriter.created_in_run(root)");
     define_aliases();
+    check_dimensions(*pattern_);
     if (guard_ != nullptr) check("!" + computed(*guard_));
     std::string action;
     if (partition_ != nullptr) {
@@ -273,10 +274,14 @@ class RuleEmitter {
       : registry_(registry), pattern_(nullptr), guard_(rule.guard.get()), lets_(rule.lets), rhs_(nullptr),
         partition_(nullptr), needs_(needs), pattern_mentions_(root_mentions(rule, roots)), group_(nullptr) {
     count_rule_mentions(rule);
+    for (const std::vector<PatternPtr>& root : roots.roots) {
+      for (const PatternPtr& alternative : root) count_dimension_checks(*alternative);
+    }
   }
 
   void count_rule_mentions(const Rule& rule) {
     mentions_ = pattern_mentions_;
+    if (pattern_ != nullptr) count_dimension_checks(*pattern_);
     if (guard_ != nullptr) count_mentions(*guard_, mentions_);
     for (const LetBinding& let : lets_) count_mentions(*let.value, mentions_);
     if (rhs_ != nullptr) count_mentions(*rhs_, mentions_);
@@ -284,6 +289,16 @@ class RuleEmitter {
       ++mentions_[rewrite.root];
       count_mentions(*rewrite.value, mentions_);
     }
+  }
+
+  // A dimension expression's check reads its hidden variable and the variables it names after the pattern.
+  void count_dimension_checks(const Pattern& pattern) {
+    for_each_dimension_check(pattern, [&](const Expr& check) { count_mentions(check, mentions_); });
+  }
+
+  // The dimension expressions of a matched root (or alternative), compared as a guard compares dimensions.
+  void check_dimensions(const Pattern& pattern) {
+    for_each_dimension_check(pattern, [&](const Expr& dimension) { check("!" + computed(dimension)); });
   }
 
   // After a multi-root rule has matched, a right-hand side that does not build declines the rule (the roots'
@@ -534,7 +549,7 @@ class RuleEmitter {
       std::string read = type_of + "->dims()[" + std::to_string(i) + "]";
       if (dim.kind == DimPattern::Kind::Fixed) {
         check(read + " != dpl::Dim::fixed(" + std::to_string(dim.extent) + ")", Placement::Value);
-      } else if (dim.kind == DimPattern::Kind::Var) {
+      } else if (dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr) {
         if (auto it = bound_.find(dim.name); it != bound_.end()) {
           check(read + " != " + it->second, Placement::Value);
         } else if (recording()) {
@@ -561,6 +576,7 @@ class RuleEmitter {
                                         : node + "->num_operands() != " + std::to_string(call.operands.size()) + " || ";
     check(arity + "rewriter.composite_of(" + node + ") != " + string_literal(*call.composite));
     bind_rest(call.rest, node, call.operands.size());
+    if (call.result_type) match_type(*call.result_type, node);
     match_operands(call, node);
   }
 
@@ -602,7 +618,8 @@ class RuleEmitter {
     const size_t arity = call.operands.size();
     bool check_arity = info.min_operands != info.max_operands;
     bool binds_op = !call.op_var.empty() && (bound_.count(call.op_var) != 0 || read_later(call.op_var));
-    int uses = (check_arity ? 1 : 0) + (binds_op ? 1 : 0) + static_cast<int>(call.attrs.size());
+    int uses = (check_arity ? 1 : 0) + (binds_op ? 1 : 0) + static_cast<int>(call.attrs.size()) +
+               (call.result_type ? 1 : 0);
     for (const PatternPtr& operand : call.operands) {
       if (!std::holds_alternative<WildcardPattern>(operand->node)) ++uses;
     }
@@ -642,7 +659,7 @@ class RuleEmitter {
         bound_[attr.capture] = name;
       }
     }
-
+    if (call.result_type) match_type(*call.result_type, node);
     match_operands(call, node);
   }
 
@@ -1236,6 +1253,7 @@ class MultiRootEmitter : public RuleEmitter {
     const RootDecl& anchor = rule_.roots[0];
     // The dispatcher checked a call's op.
     match(*roots_.roots[0][0], bind(anchor.name, "root"), /*op_known=*/true);
+    check_dimensions(*roots_.roots[0][0]);
     if (anchor.guard != nullptr) check("!" + computed(*anchor.guard));
     root_nodes_.push_back("root");
     for (size_t i = 1; i < rule_.roots.size(); ++i) {
@@ -1305,6 +1323,7 @@ class MultiRootEmitter : public RuleEmitter {
     check(earlier_root(candidate));
     bound_[root.name] = candidate;
     match(pattern, candidate, /*op_known=*/true);
+    check_dimensions(pattern);
     if (root.guard != nullptr) check("!" + computed(*root.guard));
     root_nodes_.push_back(candidate);
   }
@@ -1349,6 +1368,7 @@ class MultiRootEmitter : public RuleEmitter {
       loops_ = 0;
       bound_[root.name] = member;
       match(*alternatives[k], member, /*op_known=*/true);
+      check_dimensions(*alternatives[k]);
       if (root.guard != nullptr) check("!" + computed(*root.guard));
       matcher.bound = bound_;
       matcher.dims = dims_;
@@ -1363,7 +1383,10 @@ class MultiRootEmitter : public RuleEmitter {
       bool everywhere = std::all_of(matchers.begin(), matchers.end(), [&](const MemberMatcher& matcher) {
         return matcher.bound.count(variable) != 0 && matcher.lists.count(variable) == 0;
       });
-      if (before.count(variable) == 0 && everywhere) collected.push_back(variable);
+      // Hidden variables (`#` in the name: a pattern declaration's repeated parameter, a dimension expression's
+      // dimension) are read inside the member only.
+      const bool hidden = variable.find('#') != std::string::npos;
+      if (before.count(variable) == 0 && everywhere && !hidden) collected.push_back(variable);
     }
     std::vector<std::string> lists;
     for (const std::string& variable : collected) lists.push_back(names_.fresh(variable + "_list"));

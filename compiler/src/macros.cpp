@@ -59,7 +59,14 @@ class MacroExpander {
         }
         if (!check_use(*call, *macro, pattern->loc)) return;
         for (PatternPtr& argument : call->operands) expand(argument, expanding);
+        std::optional<TypePattern> result_type = std::move(call->result_type);
+        const SourceLoc use_loc = pattern->loc;
         pattern = substitute(*macro, call->operands);
+        if (result_type && !give_result_type(*pattern, std::move(*result_type))) {
+          Diagnostic& diag = diags_.error(use_loc, "pattern '" + macro->name + "' is not one op call, so it has no "
+                                                   "result type; constrain the type with a guard");
+          DiagnosticEngine::add_note(diag, macro->name_loc, "declared here");
+        }
         expanding.push_back(macro);
         expand(pattern, expanding);
         expanding.pop_back();
@@ -88,6 +95,16 @@ class MacroExpander {
   }
 
  private:
+  // `to_bsh(q): Tensor[...]`: the type goes to the call the body is (through bindings).
+  static bool give_result_type(Pattern& body, TypePattern type) {
+    Pattern* target = &body;
+    while (auto* bind = std::get_if<BindPattern>(&target->node)) target = bind->inner.get();
+    auto* call = std::get_if<CallPattern>(&target->node);
+    if (call == nullptr || call->optional || call->result_type) return false;
+    call->result_type = std::move(type);
+    return true;
+  }
+
   const PatternMacro* use_of(const CallPattern& call) const {
     if (call.ops.size() != 1 || !call.op_var.empty()) return nullptr;
     auto it = macros_.find(call.ops[0].text);
@@ -137,15 +154,15 @@ class MacroExpander {
                    [&](const TuplePattern& p) {
                      if (p.rest && !p.rest->name.empty()) not_a_parameter(p.rest->name, p.rest->loc);
                    },
-                   [&](const TypePattern& p) {
-                     if (!p.shape) return;
-                     for (const DimPattern& dim : *p.shape) {
-                       if (dim.kind == DimPattern::Kind::Var) not_a_parameter(dim.name, dim.loc);
-                     }
-                   },
                    [](const auto&) {},
                },
                pattern.node);
+    if (const TypePattern* type = type_of_pattern(pattern); type != nullptr && type->shape) {
+      for (const DimPattern& dim : *type->shape) {
+        if (dim.kind == DimPattern::Kind::Var) not_a_parameter(dim.name, dim.loc);
+        if (dim.kind == DimPattern::Kind::Expr) for_each_name(dim.written(), not_a_parameter);
+      }
+    }
     for_each_sub_pattern(pattern, [&](const Pattern& sub) { check_names(sub, macro, params, uses); });
   }
 

@@ -20,15 +20,14 @@ void count_mentions(const Pattern& pattern, Mentions& mentions) {
                  [&](const TuplePattern& p) {
                    if (p.rest && !p.rest->name.empty()) ++mentions[p.rest->name];
                  },
-                 [&](const TypePattern& p) {
-                   if (!p.shape) return;
-                   for (const DimPattern& dim : *p.shape) {
-                     if (dim.kind == DimPattern::Kind::Var) ++mentions[dim.name];
-                   }
-                 },
                  [](const auto&) {},
              },
              pattern.node);
+  if (const TypePattern* type = type_of_pattern(pattern); type != nullptr && type->shape) {
+    for (const DimPattern& dim : *type->shape) {
+      if (dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr) ++mentions[dim.name];
+    }
+  }
   for_each_sub_pattern(pattern, [&](const Pattern& sub) { count_mentions(sub, mentions); });
 }
 
@@ -219,15 +218,17 @@ size_t pattern_specificity(const Pattern& pattern) {
                        (*this)(*d.parent);
                        (*this)(*d.child);
                      },
-                     [&](const TypePattern& t) {
-                       points += t.dtype ? 1 : 0;
-                       if (!t.shape) return;
-                       points += 1;
-                       for (const DimPattern& dim : *t.shape) points += dim.kind == DimPattern::Kind::Fixed ? 1 : 0;
-                     },
                      [](const auto&) {},
                  },
                  p.node);
+      if (const TypePattern* t = type_of_pattern(p)) {
+        points += t->dtype ? 1 : 0;
+        if (!t->shape) return;
+        points += 1;
+        for (const DimPattern& dim : *t->shape) {
+          points += dim.kind == DimPattern::Kind::Fixed || dim.kind == DimPattern::Kind::Expr ? 1 : 0;
+        }
+      }
     }
   };
   Visitor{points}(pattern);

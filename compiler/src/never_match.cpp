@@ -493,15 +493,14 @@ struct PatternNames {
                        constants.emplace_back(p.name, constant);
                      }
                    },
-                   [&](const TypePattern& p) {
-                     if (!p.shape) return;
-                     for (const DimPattern& dim : *p.shape) {
-                       if (dim.kind == DimPattern::Kind::Var) dimensions.insert(dim.name);
-                     }
-                   },
                    [](const auto&) {},
                },
                pattern.node);
+    if (const TypePattern* type = type_of_pattern(pattern); type != nullptr && type->shape) {
+      for (const DimPattern& dim : *type->shape) {
+        if (dim.kind == DimPattern::Kind::Var) dimensions.insert(dim.name);
+      }
+    }
     for_each_sub_pattern(pattern, [&](const Pattern& inner) { collect(inner); });
   }
 };

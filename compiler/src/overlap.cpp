@@ -171,6 +171,8 @@ class Covering {
   }
 
   bool covers_call(const CallPattern& g, const CallPattern& s) {
+    // A result type covers the same or a narrower one only (a call's type is not known from its pattern).
+    if (g.result_type && !(s.result_type && covers_type(*g.result_type, *s.result_type))) return false;
     if (g.composite || s.composite) {
       if (g.composite != s.composite) return false;
     } else if (!std::all_of(s.ops.begin(), s.ops.end(), [&](const OpName& op) { return has_op(g, op.id); })) {
@@ -221,9 +223,11 @@ class Covering {
           break;
         case DimPattern::Kind::Var:
           see(gd.name, sd.kind == DimPattern::Kind::Fixed ? std::optional<Token>(sd.extent)
-                       : sd.kind == DimPattern::Kind::Var  ? std::optional<Token>(sd.name)
-                                                           : std::nullopt);
+                       : sd.kind == DimPattern::Kind::Any  ? std::nullopt
+                                                           : std::optional<Token>(sd.name));
           break;
+        case DimPattern::Kind::Expr:  // holds only for some values: not covered (a missed report, never a false one)
+          return false;
       }
     }
     return true;

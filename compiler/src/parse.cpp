@@ -673,6 +673,7 @@ class AstBuilder {
       if (inner == nullptr) return nullptr;
       return make_pattern(loc(context), BindPattern{name, loc(bind->ident()), std::move(inner)});
     }
+    if (auto* typed = dynamic_cast<DplParser::TypedExprContext*>(context)) return typed_pattern(typed, depth);
     if (auto* alt = dynamic_cast<DplParser::AltExprContext*>(context)) {
       AltPattern alternatives;
       for (DplParser::ExprContext* side : alt->expr()) {
@@ -804,7 +805,7 @@ class AstBuilder {
   PatternPtr type_pattern(DplParser::IndexExprContext* context) {
     static const char* kForm =
         "a type pattern is Tensor[shape], Tensor[shape, dtype] or Tensor[dtype], where "
-        "shape is (d, ...) with each d an integer, a name or _";
+        "shape is (d, ...) with each d an integer, a name, _ or arithmetic such as b * n";
     std::vector<DplParser::ExprContext*> parts = context->expr();
     parts.erase(parts.begin());
     TypePattern type;
@@ -837,6 +838,34 @@ class AstBuilder {
       return nullptr;
     }
     return make_pattern(loc(context), std::move(type));
+  }
+
+  // `reshape(x, _): Tensor[(b * n, k)]`, `r: nn.relu(c): Tensor[...]`: a call pattern and the type of its result.
+  PatternPtr typed_pattern(DplParser::TypedExprContext* context, int depth) {
+    antlr4::Token* colon = parser_tokens_->get(context->expr(0)->getStop()->getTokenIndex() + 1);
+    auto* index = dynamic_cast<DplParser::IndexExprContext*>(context->expr(1));
+    auto* tensor = index != nullptr ? as_name(index->expr(0)) : nullptr;
+    if (tensor == nullptr || tensor->getText() != "Tensor") {
+      diags_.error(loc(context->expr(1)), "after a call pattern, ':' is followed by its result's type, Tensor[...]; "
+                                          "a name before ':' binds what follows");
+      return nullptr;
+    }
+    PatternPtr inner = pattern(context->expr(0), depth + 1);
+    PatternPtr type = inner != nullptr ? type_pattern(index) : nullptr;
+    if (type == nullptr) return nullptr;
+    Pattern* target = inner.get();
+    while (auto* bind = std::get_if<BindPattern>(&target->node)) target = bind->inner.get();
+    auto* call = std::get_if<CallPattern>(&target->node);
+    if (call == nullptr || call->optional || call->result_type) {
+      diags_.error(loc(colon), call == nullptr ? "a result type follows an op call pattern; constrain the type of "
+                                                 "other patterns with a type pattern or a guard"
+                               : call->optional ? "an optional op (op?(p)) has no result type of its own; give the "
+                                                  "type to its operand or use a guard"
+                                                : "the call pattern has a result type already");
+      return nullptr;
+    }
+    call->result_type = std::move(std::get<TypePattern>(type->node));
+    return inner;
   }
 
   // `t[0]` or `t[_]`.
@@ -884,8 +913,43 @@ class AstBuilder {
       dim.extent = std::get<int64_t>(*value);
       return dim;
     }
-    diags_.error(dim.loc, "a dimension is an integer, a name or _");
-    return std::nullopt;
+    ExprPtr written = guard_expression(context, 0);
+    if (written == nullptr) return std::nullopt;
+    bool names_a_dimension = false;
+    if (!is_dimension_arithmetic(*written, names_a_dimension)) {
+      diags_.error(dim.loc, "a dimension is an integer, a name, _, or '+ - *' over integers and names (b * n)");
+      return std::nullopt;
+    }
+    if (!names_a_dimension) {
+      std::optional<int64_t> extent = evaluate_dimension(*written, [](const std::string&) { return std::nullopt; });
+      if (!extent || *extent < 0) {
+        diags_.error(dim.loc, "the dimension '" + to_string(*written) + "' is not an extent (an integer >= 0)");
+        return std::nullopt;
+      }
+      dim.kind = DimPattern::Kind::Fixed;
+      dim.extent = *extent;
+      return dim;
+    }
+    dim.kind = DimPattern::Kind::Expr;
+    dim.name = "dim#" + std::to_string(++dimension_expressions_);
+    ExprPtr bound = make_expr(dim.loc, VarExpr{dim.name});
+    dim.check = std::shared_ptr<Expr>(
+        make_expr(dim.loc, BinaryExpr{BinaryOp::Equal, dim.loc, std::move(bound), std::move(written)}).release());
+    return dim;
+  }
+
+  // Names, integer literals and `+ - *` over them (`names_a_dimension`: at least one name).
+  static bool is_dimension_arithmetic(const Expr& expr, bool& names_a_dimension) {
+    if (const auto* binary = std::get_if<BinaryExpr>(&expr.node)) {
+      return (binary->op == BinaryOp::Add || binary->op == BinaryOp::Subtract || binary->op == BinaryOp::Multiply) &&
+             is_dimension_arithmetic(*binary->lhs, names_a_dimension) &&
+             is_dimension_arithmetic(*binary->rhs, names_a_dimension);
+    }
+    if (const auto* literal = std::get_if<LiteralExpr>(&expr.node)) {
+      return std::holds_alternative<int64_t>(literal->value);
+    }
+    names_a_dimension = names_a_dimension || std::holds_alternative<VarExpr>(expr.node);
+    return std::holds_alternative<VarExpr>(expr.node);
   }
 
   PatternPtr primary_pattern(DplParser::PrimaryContext* context, int depth) {
@@ -1205,6 +1269,11 @@ class AstBuilder {
     }
     if (dynamic_cast<DplParser::BindExprContext*>(context) != nullptr) {
       diags_.error(loc(context), "'name: ...' binds part of a match; it belongs on the left of '=>'");
+      return nullptr;
+    }
+    if (dynamic_cast<DplParser::TypedExprContext*>(context) != nullptr) {
+      diags_.error(loc(context), "'p: Tensor[...]' gives the type of a call pattern's result; it belongs on the left "
+                                 "of '=>'");
       return nullptr;
     }
     if (dynamic_cast<DplParser::AltExprContext*>(context) != nullptr) {
@@ -1537,6 +1606,7 @@ class AstBuilder {
   antlr4::TokenStream* parser_tokens_;
   std::vector<PatternMacro> pass_macros_;  // declared inside pass blocks
   std::vector<RuleTest> tests_;            // in file order, inside pass blocks or not
+  int dimension_expressions_ = 0;          // numbers their hidden variables (DimPattern::Kind::Expr)
 };
 
 // The length of the well-formed UTF-8 sequence starting at `text[at]` (RFC 3629: no overlong forms, surrogates

@@ -206,6 +206,27 @@ class RuleTyper {
     return it == leaf_types_->end() ? Type::unknown() : it->second;
   }
 
+  // Dimension arithmetic as written in a type pattern, over the symbols its variables stand for.
+  static std::optional<Dim> dimension_of(const Expr& expr) {
+    if (const auto* var = std::get_if<VarExpr>(&expr.node)) return Dim::symbol(var->name);
+    if (const auto* literal = std::get_if<LiteralExpr>(&expr.node)) {
+      const int64_t value = std::get<int64_t>(literal->value);
+      return value < 0 ? std::nullopt : std::optional<Dim>(Dim::fixed(value));
+    }
+    const auto& binary = std::get<BinaryExpr>(expr.node);
+    std::optional<Dim> lhs = dimension_of(*binary.lhs);
+    std::optional<Dim> rhs = dimension_of(*binary.rhs);
+    if (!lhs || !rhs) return std::nullopt;
+    switch (binary.op) {
+      case BinaryOp::Add:
+        return dim_add(*lhs, *rhs);
+      case BinaryOp::Subtract:
+        return dim_sub(*lhs, *rhs);
+      default:
+        return dim_mul(*lhs, *rhs);
+    }
+  }
+
   TypeRef tensor_type(const TypePattern& pattern) {
     DType dtype = pattern.dtype.value_or(DType::Unknown);
     if (!pattern.shape) return Type::tensor_of_rank(dtype, -1);
@@ -220,6 +241,9 @@ class RuleTyper {
           break;
         case DimPattern::Kind::Any:
           dims.push_back(Dim::symbol(kAnyDimPrefix + std::to_string(++any_dims_)));
+          break;
+        case DimPattern::Kind::Expr:
+          dims.push_back(dimension_of(dim.written()).value_or(Dim::symbol(dim.name)));
           break;
       }
     }

@@ -196,7 +196,9 @@ class Alternative {
     count_mentions(*pattern_, mentions_);
     MatchOrder order(registry_, mentions_);
     anchor_at(*pattern_);
-    compile(*pattern_, new_register(), /*op_known=*/true, order);
+    const int root = new_register();
+    compile(*pattern_, root, /*op_known=*/true, order);
+    emit_dimension_checks(*pattern_, root, /*in_group=*/false);
     if (rule_.kind == Rule::Kind::Partition) {
       for (const PartitionInput& input : partition_inputs(*pattern_)) {
         input_registers_.emplace_back(input.leaf != nullptr ? leaf_registers_.at(input.leaf)
@@ -223,6 +225,7 @@ class Alternative {
     const int root = new_register();
     emit(Instr::Kind::Var, root).slot = slot(anchor.name, SlotKind::Value);
     compile(anchor_pattern, root, /*op_known=*/true, order);
+    emit_dimension_checks(anchor_pattern, root, /*in_group=*/false);
     if (anchor.guard != nullptr) emit_guard(*anchor.guard, root, /*in_group=*/false);
     root_registers_.push_back(root);
     for (size_t i = 1; i < rule.roots.size(); ++i) {
@@ -345,6 +348,11 @@ class Alternative {
     }
   }
 
+  // A matched root's dimension expressions, compared as a guard compares dimensions.
+  void emit_dimension_checks(const Pattern& pattern, int reg, bool in_group) {
+    for_each_dimension_check(pattern, [&](const Expr& check) { emit_guard(check, reg, in_group); });
+  }
+
   void check_not_root(int candidate) {
     Instr& check = emit(Instr::Kind::NotRoot, candidate);
     check.roots = root_registers_;
@@ -357,6 +365,7 @@ class Alternative {
     check_not_root(candidate);
     emit(Instr::Kind::Var, candidate).slot = slot(root.name, SlotKind::Value);
     compile(pattern, candidate, /*op_known=*/true, order);
+    emit_dimension_checks(pattern, candidate, /*in_group=*/false);
     if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/false);
     root_registers_.push_back(candidate);
   }
@@ -384,6 +393,7 @@ class Alternative {
       count_mentions(*alternative, names);
       for (const auto& [name, count] : names) ++bound_by[name];
       compile(*alternative, candidate, /*op_known=*/true, order);
+      emit_dimension_checks(*alternative, candidate, /*in_group=*/true);
       if (root.guard != nullptr) emit_guard(*root.guard, candidate, /*in_group=*/true);
       emit(Instr::Kind::Collect, candidate).index = index;
     }
@@ -548,15 +558,7 @@ class Alternative {
                      compile(*p.inner, reg, op_known, order);
                    },
                    [&](const ConstPattern& p) { emit(Instr::Kind::Const, reg).constant = &p; },
-                   [&](const TypePattern& p) {
-                     Instr& check = emit(Instr::Kind::Type, reg);
-                     check.type = &p;
-                     if (p.shape) {
-                       for (const DimPattern& dim : *p.shape) {
-                         check.dims.push_back(dim.kind == DimPattern::Kind::Var ? slot(dim.name, SlotKind::Dim) : -1);
-                       }
-                     }
-                   },
+                   [&](const TypePattern& p) { compile_type(p, reg); },
                    [&](const ParamPattern& p) { emit(Instr::Kind::Param, reg).name = p.name ? &*p.name : nullptr; },
                    [&](const ItemPattern& p) {
                      emit(Instr::Kind::Item, reg).index = p.index ? static_cast<int>(*p.index) : -1;
@@ -585,6 +587,16 @@ class Alternative {
                pattern.node);
   }
 
+  void compile_type(const TypePattern& type, int reg) {
+    Instr& check = emit(Instr::Kind::Type, reg);
+    check.type = &type;
+    if (!type.shape) return;
+    for (const DimPattern& dim : *type.shape) {
+      const bool binds = dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr;
+      check.dims.push_back(binds ? slot(dim.name, SlotKind::Dim) : -1);
+    }
+  }
+
   // `xs...` from operand `first` on; `...` binds nothing.
   void compile_rest(const RestPattern& rest, int reg, size_t first) {
     rest_registers_[&rest] = reg;
@@ -602,6 +614,7 @@ class Alternative {
     if (call.composite) {  // checked whole even at the root, as the emitter does; no operand-order choice
       check_callee(call, reg);
       if (call.rest) compile_rest(*call.rest, reg, call.operands.size());
+      if (call.result_type) compile_type(*call.result_type, reg);
       for (size_t i : order.operand_order(call)) compile(*call.operands[i], operand(reg, i, -1), false, order);
       return;
     }
@@ -623,6 +636,7 @@ class Alternative {
         check.slot = slot(attr.capture, SlotKind::Attr);
       }
     }
+    if (call.result_type) compile_type(*call.result_type, reg);
     int loop = -1;
     if (order.needs_both_orders(call)) {
       loop = num_loops_++;
@@ -847,7 +861,7 @@ class Alternative {
       const DimPattern& dim = (*pattern.shape)[i];
       const Dim actual = type->dims()[i];
       if (dim.kind == DimPattern::Kind::Fixed && actual != Dim::fixed(dim.extent)) return false;
-      if (dim.kind != DimPattern::Kind::Var) continue;
+      if (dim.kind != DimPattern::Kind::Var && dim.kind != DimPattern::Kind::Expr) continue;
       Binding& var = vars_[static_cast<size_t>(instr.dims[i])];
       if (var.bound) {
         if (actual != var.dim) return false;

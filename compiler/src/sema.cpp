@@ -357,6 +357,7 @@ class Checker {
     if (partition && rule.name.empty()) diags_.error(rule.name_loc, "a partition needs a composite name");
     Scope scope;
     check_pattern(*rule.lhs, scope);
+    check_dimension_expressions(scope);
     if (!root_is_call(*rule.lhs) && (partition || !root_is_tuple_item(*rule.lhs))) {
       diags_.error(rule.lhs->loc, partition ? "the pattern of a partition must be an op call"
                                             : "the left-hand side of a rule must be an op call or a tuple item "
@@ -482,17 +483,24 @@ class Checker {
                      bind_rest(p.rest, scope);
                    },
                    [&](DominatorPattern& p) { check_dominator(p, scope); },
-                   [&](TypePattern& p) {
-                     if (!p.shape) return;
-                     for (const DimPattern& dim : *p.shape) {
-                       if (dim.kind != DimPattern::Kind::Var) continue;
-                       Variable variable;
-                       variable.kind = VarKind::Dim;
-                       bind_or_use(dim.name, dim.loc, std::move(variable), scope);
-                     }
-                   },
+                   [&](TypePattern& p) { check_type_pattern(p, scope); },
                },
                pattern.node);
+  }
+
+  // Binds (or uses) the dimension variables of a type pattern; queues its dimension expressions.
+  void check_type_pattern(TypePattern& type, Scope& scope) {
+    if (!type.shape) return;
+    for (DimPattern& dim : *type.shape) {
+      if (dim.kind != DimPattern::Kind::Var && dim.kind != DimPattern::Kind::Expr) continue;
+      Variable variable;
+      variable.kind = VarKind::Dim;
+      if (dim.kind == DimPattern::Kind::Expr) {
+        variable.uses = 1;  // read by its check
+        dimension_checks_.push_back(DimensionCheck{dim.check.get(), {}});
+      }
+      bind_or_use(dim.name, dim.loc, std::move(variable), scope);
+    }
   }
 
   // `xs...`: a list of values (the operands or fields after the written ones).
@@ -542,6 +550,7 @@ class Checker {
     if (call.composite) {  // any number of operands: the composite function's parameters
       for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
       bind_rest(call.rest, scope);  // `composite("c")(a, xs...)`: further arguments, as for an op
+      if (call.result_type) check_type_pattern(*call.result_type, scope);
       return;
     }
     expand_op_classes(call, loc);
@@ -590,6 +599,7 @@ class Checker {
     }
     for (PatternPtr& operand : call.operands) check_pattern(*operand, scope);
     bind_rest(call.rest, scope);
+    if (call.result_type) check_type_pattern(*call.result_type, scope);
   }
 
   // Each alternative starts from the same scope; afterwards a name counts as bound only if every alternative
@@ -598,7 +608,9 @@ class Checker {
     std::vector<Scope> results;
     for (PatternPtr& alternative : alt.alternatives) {
       Scope branch = scope;
+      const size_t checks_before = dimension_checks_.size();
       check_pattern(*alternative, branch);
+      for (size_t i = checks_before; i < dimension_checks_.size(); ++i) dimension_checks_[i].branches.push_back(branch);
       results.push_back(std::move(branch));
     }
     Scope merged = scope;
@@ -1219,6 +1231,7 @@ class Checker {
     named.uses = 1;  // a root needs a name, used or not
     bind_or_use(root.name, root.name_loc, std::move(named), scope);
     check_pattern(*root.pattern, scope);
+    check_dimension_expressions(scope);
     if (root.guard != nullptr) check_guard(*root.guard, scope);
     if (!root.group || anchor) return;  // a group anchor was reported above
     for (auto it = scope.begin(); it != scope.end();) {
@@ -1235,6 +1248,43 @@ class Checker {
     for (auto& [name, variable] : scope) {
       if (before.count(name) == 0) variable.list = true;
     }
+  }
+
+  // The dimension expressions of the root just checked: each reads dimension variables bound in the root or an
+  // earlier one, inside an alternative also those its alternative binds (the check runs once the root matched).
+  void check_dimension_expressions(Scope& scope) {
+    for (DimensionCheck& pending : dimension_checks_) {
+      Scope seen = scope;
+      for (auto branch = pending.branches.rbegin(); branch != pending.branches.rend(); ++branch) {
+        for (const auto& [name, variable] : *branch) {
+          if (!variable.partial) seen.insert_or_assign(name, variable);
+        }
+      }
+      bool readable = true;
+      std::vector<std::string> names;
+      for_each_name(*std::get<BinaryExpr>(pending.check->node).rhs, [&](const std::string& name, SourceLoc loc) {
+        if (seen.count(name) == 0) {
+          diags_.error(loc, "'" + name + "' is not a dimension of this root or an earlier one; a dimension expression "
+                                         "reads dimension variables bound as Tensor[(" + name + ", ...)]");
+          readable = false;
+          return;
+        }
+        const Variable* variable = use_variable(name, loc, VarKind::Dim, seen);
+        if (variable != nullptr && variable->list) {
+          Diagnostic& diag = diags_.error(loc, "'" + name + "' is bound inside a group, one dimension per member; "
+                                                           "a dimension expression outside it cannot read it");
+          DiagnosticEngine::add_note(diag, variable->loc, "bound here");
+        }
+        readable = readable && variable != nullptr && !variable->list;
+        names.push_back(name);
+      });
+      if (!readable) continue;
+      check_guard(*pending.check, seen);
+      for (const std::string& name : names) {
+        if (auto it = scope.find(name); it != scope.end()) ++it->second.uses;
+      }
+    }
+    dimension_checks_.clear();
   }
 
   // A later root is searched among the users of a value bound before it: each of its alternatives must be an op
@@ -1487,6 +1537,13 @@ class Checker {
   const Expr* whole_rhs_ = nullptr;  // the rule's final right-hand side, while it is checked
   // Names of `xs...` bound inside a group of the rule being checked: where bound, and the group.
   std::map<std::string, std::pair<SourceLoc, std::string>> member_only_;
+  // The dimension expressions of the root being checked, each with the scopes at the end of the alternatives
+  // around it (innermost first): checked once the root is (check_dimension_expressions).
+  struct DimensionCheck {
+    Expr* check;
+    std::vector<Scope> branches;
+  };
+  std::vector<DimensionCheck> dimension_checks_;
 };
 
 }  // namespace

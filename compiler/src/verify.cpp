@@ -369,11 +369,20 @@ class InstanceBuilder {
     switch (dim.kind) {
       case DimPattern::Kind::Any: return kAnyDimExtent;
       case DimPattern::Kind::Fixed: return dim.extent;
-      case DimPattern::Kind::Var: break;
+      case DimPattern::Kind::Var: return variable_extent(dim.name);
+      case DimPattern::Kind::Expr: break;
     }
-    if (auto found = dims_.find(dim.name); found != dims_.end()) return found->second;
+    // Its variables take their extents (chosen now when they are bound further on); an arithmetic that is no
+    // extent for them builds what the pattern does not match, and the next instance is tried.
+    std::optional<int64_t> extent =
+        evaluate_dimension(dim.written(), [&](const std::string& name) { return variable_extent(name); });
+    return extent && *extent > 0 ? *extent : kAnyDimExtent;
+  }
+
+  int64_t variable_extent(const std::string& name) {
+    if (auto found = dims_.find(name); found != dims_.end()) return found->second;
     int64_t extent = kDimExtents[dims_.size() % kDimExtents.size()];
-    dims_[dim.name] = extent;
+    dims_[name] = extent;
     return extent;
   }
 

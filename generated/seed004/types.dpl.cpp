@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <string>
-#include <optional>
 #include <variant>
 #include <vector>
 
@@ -31,40 +30,39 @@ int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
 // Pass seed004_types, rooted at reshape: the decision tree of its rules.
 int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule reshape_10x10_noop (types.dpl:8)
-  // r: reshape(x: Tensor[(10, 10)], _) where r.rank == 2 && r.shape[0] == 10 && r.shape[1] == 10 => x
+  // reshape(x: Tensor[(10, 10)], _): Tensor[(10, 10)] => x
   dpl::Node* tensor1 = root->operand(0);
+  if (!root->type()->is_tensor()) return -1;
+  if (root->type()->rank() != 2) return -1;
+  if (!root->type()->has_shape()) return -1;
+  if (root->type()->dims()[0] != dpl::Dim::fixed(10)) return -1;
+  if (root->type()->dims()[1] != dpl::Dim::fixed(10)) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 2) return -1;
   if (!tensor1->type()->has_shape()) return -1;
   if (tensor1->type()->dims()[0] != dpl::Dim::fixed(10)) return -1;
   if (tensor1->type()->dims()[1] != dpl::Dim::fixed(10)) return -1;
-  dpl::Node* r = root;
   dpl::Node* x = tensor1;
-  const int r_rank = r->type()->rank();
-  if (r_rank < 0) return -1;
-  if (!r->type()->has_shape() || r->type()->rank() < 1) return -1;
-  const dpl::Dim r_shape_0_dim = r->type()->dims()[0];
-  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(r_shape_0_dim), dpl::DimValue(int64_t{10}));
-  if (!equal_dims.has_value()) return -1;
-  if (!r->type()->has_shape() || r->type()->rank() < 2) return -1;
-  const dpl::Dim r_shape_1_dim = r->type()->dims()[1];
-  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(r_shape_1_dim), dpl::DimValue(int64_t{10}));
-  if (!equal_dims_1.has_value()) return -1;
-  if (!(((r_rank == 2) && *equal_dims) && *equal_dims_1)) return -1;
   if (rewriter.replace(root, x)) return 1;
   return -1;
 }
 
 // Pass seed004_types, rooted at nn.relu: the decision tree of its rules.
 int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:12)
-  // nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)) where c.shape[0] == 1 && c.shape[1] == 32 && c.shape[2] == 28 && c.shape[3] == 28 => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)), axes=[0, 3, 1, 2])
+  // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:11)
+  // nn.relu(nn.conv2d(x, w, data_layout="NCHW", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)): Tensor[(1, 32, 28, 28)] => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)), axes=[0, 3, 1, 2])
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
   static const dpl::AttrValue data_layout_value = std::string("NCHW");
+  if (!root->type()->is_tensor()) return -1;
+  if (root->type()->rank() != 4) return -1;
+  if (!root->type()->has_shape()) return -1;
+  if (root->type()->dims()[0] != dpl::Dim::fixed(1)) return -1;
+  if (root->type()->dims()[1] != dpl::Dim::fixed(32)) return -1;
+  if (root->type()->dims()[2] != dpl::Dim::fixed(28)) return -1;
+  if (root->type()->dims()[3] != dpl::Dim::fixed(28)) return -1;
   if (nn_conv2d1->attr(4) != data_layout_value) return -1;
   if (nn_conv2d1->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
-  dpl::Node* c = nn_conv2d1;
   const dpl::AttrValue& kl = nn_conv2d1->attr(5);
   const dpl::AttrValue& st = nn_conv2d1->attr(0);
   const dpl::AttrValue& pd = nn_conv2d1->attr(1);
@@ -73,23 +71,6 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   const dpl::AttrValue& od = nn_conv2d1->attr(7);
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
-  if (!c->type()->has_shape() || c->type()->rank() < 1) return -1;
-  const dpl::Dim c_shape_0_dim = c->type()->dims()[0];
-  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(c_shape_0_dim), dpl::DimValue(int64_t{1}));
-  if (!equal_dims.has_value()) return -1;
-  if (!c->type()->has_shape() || c->type()->rank() < 2) return -1;
-  const dpl::Dim c_shape_1_dim = c->type()->dims()[1];
-  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(c_shape_1_dim), dpl::DimValue(int64_t{32}));
-  if (!equal_dims_1.has_value()) return -1;
-  if (!c->type()->has_shape() || c->type()->rank() < 3) return -1;
-  const dpl::Dim c_shape_2_dim = c->type()->dims()[2];
-  const std::optional<bool> equal_dims_2 = dpl::dims_equal(dpl::DimValue(c_shape_2_dim), dpl::DimValue(int64_t{28}));
-  if (!equal_dims_2.has_value()) return -1;
-  if (!c->type()->has_shape() || c->type()->rank() < 4) return -1;
-  const dpl::Dim c_shape_3_dim = c->type()->dims()[3];
-  const std::optional<bool> equal_dims_3 = dpl::dims_equal(dpl::DimValue(c_shape_3_dim), dpl::DimValue(int64_t{28}));
-  if (!equal_dims_3.has_value()) return -1;
-  if (!(((*equal_dims && *equal_dims_1) && *equal_dims_2) && *equal_dims_3)) return -1;
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
@@ -120,7 +101,7 @@ int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
 const dpl::RuleInfo seed004_types_rules[] = {
   {"astype_float32_noop", "types.dpl:6"},
   {"reshape_10x10_noop", "types.dpl:8"},
-  {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:12"},
+  {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:11"},
 };
 
 }  // namespace

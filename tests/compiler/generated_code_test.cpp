@@ -305,6 +305,42 @@ TEST(GeneratedCode, GuardsCompareDimensionsForEveryValueOfTheirSymbols) {
   expect_unchanged(pass, relu_of("x: R.Tensor((2, 3), dtype=\"float32\")"));
 }
 
+TEST(GeneratedCode, TypePatternsCompareDimensionArithmetic) {
+  const dpl::PassDef& pass = dpl_test_passes::run_dim_types_pass();
+  auto concat_of = [](const std::string& a, const std::string& b, const std::string& order) {
+    return function("a: R.Tensor(" + a + ", dtype=\"float32\"), b: R.Tensor(" + b + ", dtype=\"float32\")",
+                    "        c = R.concat(" + order + ", axis=0)\n", "c", "    n = T.int64()\n");
+  };
+  // `doubled`: b has twice a's rows, static or symbolic; anything else is left alone.
+  for (const auto& [a, b] : {std::pair{"(3, 4)", "(6, 4)"}, {"(\"n\", 4)", "(\"n * 2\", 4)"},
+                             {"(\"n\", 4)", "(\"n + n\", 4)"}}) {
+    expect_rewrite(pass, concat_of(a, b, "(a, b)"), concat_of(a, b, "(b, a)"), 1);
+  }
+  for (const auto& [a, b] : {std::pair{"(3, 4)", "(5, 4)"}, {"(\"n\", 4)", "(\"n * 3\", 4)"},
+                             {"(\"n\", 4)", "(\"m\", 4)"}}) {
+    expect_unchanged(pass, concat_of(a, b, "(a, b)"));
+  }
+  // `next`: n is bound by the second field, right of the arithmetic that reads it.
+  auto three = [](const std::string& x, const std::string& order) {
+    return function("x: R.Tensor(" + x + ", dtype=\"float32\"), y: R.Tensor((\"n\", 2), dtype=\"float32\")",
+                    "        c = R.concat(" + order + ", axis=0)\n", "c", "    n = T.int64()\n");
+  };
+  expect_rewrite(pass, three("(\"n + 1\", 2)", "(x, y, y)"), three("(\"n + 1\", 2)", "(y, x, y)"), 1);
+  expect_unchanged(pass, three("(\"n + 2\", 2)", "(x, y, y)"));
+  // `wide`: the arithmetic inside one alternative reads the dimension that alternative binds.
+  auto relu_of = [](const std::string& op, const std::string& x) {
+    return function("x: R.Tensor(" + x + ", dtype=\"float32\")", "        e = R." + op + "(x)\n        r = R.nn.relu(e)\n",
+                    "r");
+  };
+  auto inner = [](const std::string& op, const std::string& x) {
+    return function("x: R.Tensor(" + x + ", dtype=\"float32\")", "        e = R." + op + "(x)\n", "e");
+  };
+  expect_rewrite(pass, relu_of("exp", "(5, 10)"), inner("exp", "(5, 10)"), 1);
+  expect_unchanged(pass, relu_of("exp", "(5, 9)"));
+  expect_rewrite(pass, relu_of("log", "(5, 3)"), inner("log", "(5, 3)"), 1);
+  expect_unchanged(pass, relu_of("log", "(5, 10)"));
+}
+
 TEST(GeneratedCode, TupleItemsAndTuples) {
   const dpl::PassDef& pass = dpl_test_passes::run_tuples_pass();
   std::string bn =

@@ -161,7 +161,10 @@ class RuleWriter {
         std::string name = "_x" + std::to_string(counter_++);
         values_.push_back(name);
         dims_ = true;
-        const char* types[] = {"Tensor[(_d0, _d1)]", "Tensor[(4, _)]", "Tensor[float32]", "Tensor[(_d1, _d0), float32]"};
+        // Dimension arithmetic too: square, and (4, 4) but undecided for a symbolic (n, n) or (n, 4).
+        const char* types[] = {"Tensor[(_d0, _d1)]",          "Tensor[(4, _)]",
+                               "Tensor[float32]",             "Tensor[(_d1, _d0), float32]",
+                               "Tensor[(_d0, _d0 * 2 - _d0)]", "Tensor[(_d1 * 2 - 4, _d1)]"};
         return name + ": " + types[random_.below(std::size(types))];
       }
       case 6:

@@ -67,6 +67,31 @@ struct PatternAttr {
   int index = -1;       // sema: position in the op's attribute list
 };
 
+// One dimension of a type pattern: `_` (any), `4` (that extent), `n` (a dimension variable: bound on first
+// use, a later use must be the same dimension, static or symbolic), or `b * n` (dimension arithmetic over
+// variables the root binds, checked once the root has matched).
+struct DimPattern {
+  enum class Kind : uint8_t { Any, Fixed, Var, Expr };
+  Kind kind = Kind::Any;
+  int64_t extent = 0;
+  // Var: the variable. Expr: a hidden variable (a name no user can write) bound to the dimension, which `check`
+  // compares with the arithmetic as written: `dim#1 == b * n`, a guard sema types (Expr::compares_dimensions).
+  std::string name;
+  SourceLoc loc;
+  std::shared_ptr<Expr> check;  // shared by the copies that expanding alternatives makes
+  const Expr& written() const;  // Expr: the arithmetic as written (the right side of `check`)
+  bool operator==(const DimPattern& other) const {
+    return kind == other.kind && extent == other.extent && name == other.name;
+  }
+};
+
+// `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`: any value of a tensor type that fits.
+struct TypePattern {
+  std::optional<std::vector<DimPattern>> shape;  // absent: any rank
+  std::optional<DType> dtype;                    // absent: any dtype
+  bool operator==(const TypePattern&) const = default;
+};
+
 // `...` or `xs...` after the last operand of a call pattern (field of a tuple pattern): any number of further
 // operands, unconstrained; `xs...` binds them, in order, as a list of values.
 struct RestPattern {
@@ -86,6 +111,9 @@ struct CallPattern {
   // `composite("ccompiler.add_sub_mul")(x, y)`: a call of a module function whose `Composite` attribute is this
   // name (a function a partition created); `ops` is then empty and `attrs` too.
   std::optional<std::string> composite;
+  // `reshape(x, _): Tensor[(b * n, k)]`: the type the call's result must have (checked as a type pattern at the
+  // call's node).
+  std::optional<TypePattern> result_type;
 };
 
 // `const` (any constant), `const(2.0)` (a scalar with that value), `const(2.0, float16)` (and that dtype).
@@ -93,25 +121,6 @@ struct ConstPattern {
   std::optional<double> value;
   bool integer_value = false;  // written without a fraction: `const(2)` matches integer and float constants
   std::optional<DType> dtype;
-};
-
-// One dimension of a type pattern: `_` (any), `4` (that extent), or `n` (a dimension variable: bound on first
-// use, a later use must be the same dimension, static or symbolic).
-struct DimPattern {
-  enum class Kind : uint8_t { Any, Fixed, Var };
-  Kind kind = Kind::Any;
-  int64_t extent = 0;
-  std::string name;
-  SourceLoc loc;
-  bool operator==(const DimPattern& other) const {
-    return kind == other.kind && extent == other.extent && name == other.name;
-  }
-};
-
-// `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`: any value of a tensor type that fits.
-struct TypePattern {
-  std::optional<std::vector<DimPattern>> shape;  // absent: any rank
-  std::optional<DType> dtype;                    // absent: any dtype
 };
 
 // `t[0]`: a tuple item with that index (`t[_]`: any index) whose tuple matches `tuple`.
@@ -501,6 +510,21 @@ template <typename Ptr, typename Same>
 bool same_each(const std::vector<Ptr>& a, const std::vector<Ptr>& b, Same&& same) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const Ptr& x, const Ptr& y) { return same(*x, *y); });
 }
+
+// The type a pattern itself checks: a type pattern's, or a call pattern's result type; nullptr when none.
+const TypePattern* type_of_pattern(const Pattern& pattern);
+
+// Calls `visit` on the `check` of each dimension expression in `pattern` and the patterns inside it, in the order
+// they are written.
+void for_each_dimension_check(const Pattern& pattern, const std::function<void(const Expr&)>& visit);
+
+// Dimension arithmetic as a type pattern writes it (names, integers, `+ - *`) in int64 with the names' values;
+// nullopt when a name has none or the arithmetic overflows.
+std::optional<int64_t> evaluate_dimension(const Expr& written,
+                                          const std::function<std::optional<int64_t>(const std::string&)>& value_of);
+
+// Calls `visit` with the name and location of each variable `expr` reads (VarExpr), in the order written.
+void for_each_name(const Expr& expr, const std::function<void(const std::string&, SourceLoc)>& visit);
 
 // Calls `visit` on each pattern directly inside `pattern`, in the order they are written: a binding's inner
 // pattern, a call's operands, the alternatives, a tuple item's tuple, a tuple's fields, a dominator's parent and
