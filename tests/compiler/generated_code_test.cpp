@@ -267,16 +267,18 @@ TEST(GeneratedCode, TypePatternsCheckDtypeRankAndDimensions) {
   expect_unchanged(pass, function(kX, "        a = R.exp(x)\n", "a"));
 }
 
+// `x` reshaped to `shape`, then `op` of it (symbol b declared).
+auto reshape_then(const std::string& op) {
+  return [op](const std::string& x, const std::string& shape) {
+    return function(x, "        r = R.reshape(x, R.shape(" + shape + "))\n        e = R." + op + "(r)\n", "e",
+                    "    b = T.int64()\n");
+  };
+}
+
 TEST(GeneratedCode, GuardsCompareDimensionsForEveryValueOfTheirSymbols) {
   const dpl::PassDef& pass = dpl_test_passes::run_dim_guards_pass();
-  auto merge = [](const std::string& x, const std::string& shape) {
-    return function(x, "        r = R.reshape(x, R.shape(" + shape + "))\n        e = R.exp(r)\n", "e",
-                    "    b = T.int64()\n");
-  };
-  auto merged = [](const std::string& x, const std::string& shape) {
-    return function(x, "        r = R.reshape(x, R.shape(" + shape + "))\n        e = R.sqrt(r)\n", "e",
-                    "    b = T.int64()\n");
-  };
+  const auto merge = reshape_then("exp");
+  const auto merged = reshape_then("sqrt");
   const std::string fixed = "x: R.Tensor((2, 4, 8), dtype=\"float32\")";
   expect_rewrite(pass, merge(fixed, "[8, 8]"), merged(fixed, "[8, 8]"), 1);
   expect_unchanged(pass, merge(fixed, "[4, 16]"));
@@ -339,6 +341,17 @@ TEST(GeneratedCode, TypePatternsCompareDimensionArithmetic) {
   expect_unchanged(pass, relu_of("exp", "(5, 9)"));
   expect_rewrite(pass, relu_of("log", "(5, 3)"), inner("log", "(5, 3)"), 1);
   expect_unchanged(pass, relu_of("log", "(5, 10)"));
+
+  // `merged`: the reshape's result type (b * n, k) merges exactly x's first two axes.
+  const auto merge = reshape_then("exp");
+  const auto merged = reshape_then("sqrt");
+  for (const auto& [x, rows] : {std::pair{"x: R.Tensor((2, 4, 8), dtype=\"float32\")", "[8, 8]"},
+                                {"x: R.Tensor((\"b\", 4, 8), dtype=\"float32\")", "[b * 4, 8]"}}) {
+    expect_rewrite(pass, merge(x, rows), merged(x, rows), 1);
+  }
+  expect_unchanged(pass, merge("x: R.Tensor((2, 4, 8), dtype=\"float32\")", "[4, 16]"));
+  expect_unchanged(pass, merge("x: R.Tensor((\"b\", 4, 8), dtype=\"float32\")", "[b * 2, 16]"));
+  expect_unchanged(pass, merge("x: R.Tensor((2, 4, 8), dtype=\"float32\")", "[2, 32]"));
 }
 
 TEST(GeneratedCode, TupleItemsAndTuples) {
