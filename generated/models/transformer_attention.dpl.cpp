@@ -29,7 +29,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
       if (!nn_softmax1->operand(0)->is_call()) break;
       switch (nn_softmax1->operand(0)->op()) {
         case dpl::op::add: {
-          // rule attention_with_mask (transformer_attention.dpl:32)
+          // rule attention_with_mask (transformer_attention.dpl:33)
           // permute_dims(matmul(nn.softmax(add(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), mask), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=s.value)
           dpl::Node* add1 = nn_softmax1->operand(0);
           if (root->attr(0) != axes_value) break;
@@ -71,7 +71,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           break;
         }
         case dpl::op::multiply: {
-          // rule attention_without_mask (transformer_attention.dpl:38)
+          // rule attention_without_mask (transformer_attention.dpl:39)
           // permute_dims(matmul(nn.softmax(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), scale=s.value)
           dpl::Node* multiply2 = nn_softmax1->operand(0);
           const int order3 = multiply2->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
@@ -113,7 +113,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
       break;
     }
     case dpl::op::permute_dims: {
-      // rule cancel_head_transposes (transformer_attention.dpl:60)
+      // rule cancel_head_transposes (transformer_attention.dpl:57)
       // permute_dims(permute_dims(x, axes=[0, 2, 1, 3]), axes=[0, 2, 1, 3]) => x
       dpl::Node* permute_dims3 = root->operand(0);
       if (root->attr(0) != axes_value) break;
@@ -130,8 +130,8 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
 
 // Pass models_fuse_attention, rooted at nn.attention: the decision tree of its rules.
 int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule attention_grouped_query (transformer_attention.dpl:46)
-  // nn.attention(q, permute_dims(k_rep: reshape(k_bcast: broadcast_to(expand_dims(k: Tensor[(b, kv_heads, s, dk)], axis=[2]), _), _), axes=[0, 2, 1, 3]), permute_dims(v_rep: reshape(v_bcast: broadcast_to(expand_dims(v: Tensor[(b, kv_heads, s, dv)], axis=[2]), _), _), axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws) where k_bcast.rank == 5 && k_bcast.shape[0] == b && k_bcast.shape[1] == kv_heads && k_bcast.shape[3] == s && k_bcast.shape[4] == dk && k_rep.shape[0] == b && k_rep.shape[2] == s && k_rep.shape[3] == dk && v_bcast.rank == 5 && v_bcast.shape[0] == b && v_bcast.shape[1] == kv_heads && v_bcast.shape[3] == s && v_bcast.shape[4] == dv && v_rep.shape[0] == b && v_rep.shape[2] == s && v_rep.shape[3] == dv => nn.attention(q, permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws)
+  // rule attention_grouped_query (transformer_attention.dpl:47)
+  // nn.attention(q, permute_dims(reshape(broadcast_to(expand_dims(k: Tensor[(b, kv_heads, s, dk)], axis=[2]), _): Tensor[(b, kv_heads, r, s, dk)], _): Tensor[(b, kv_heads * r, s, dk)], axes=[0, 2, 1, 3]), permute_dims(reshape(broadcast_to(expand_dims(v: Tensor[(b, kv_heads, s, dv)], axis=[2]), _): Tensor[(b, kv_heads, r, s, dv)], _): Tensor[(b, kv_heads * r, s, dv)], axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws) => nn.attention(q, permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws)
   if (root->num_operands() != 4) return -1;
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(1);
@@ -154,95 +154,62 @@ int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node*
   dpl::Node* expand_dims2 = broadcast_to2->operand(0);
   dpl::Node* tensor2 = expand_dims2->operand(0);
   if (permute_dims1->attr(0) != axes_value) return -1;
+  if (!reshape1->type()->is_tensor()) return -1;
+  if (reshape1->type()->rank() != 4) return -1;
+  if (!reshape1->type()->has_shape()) return -1;
+  if (!broadcast_to1->type()->is_tensor()) return -1;
+  if (broadcast_to1->type()->rank() != 5) return -1;
+  if (!broadcast_to1->type()->has_shape()) return -1;
+  if (broadcast_to1->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
+  if (broadcast_to1->type()->dims()[3] != reshape1->type()->dims()[2]) return -1;
+  if (broadcast_to1->type()->dims()[4] != reshape1->type()->dims()[3]) return -1;
   if (expand_dims1->attr(0) != axis_value) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 4) return -1;
   if (!tensor1->type()->has_shape()) return -1;
+  if (tensor1->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
+  if (tensor1->type()->dims()[1] != broadcast_to1->type()->dims()[1]) return -1;
+  if (tensor1->type()->dims()[2] != reshape1->type()->dims()[2]) return -1;
+  if (tensor1->type()->dims()[3] != reshape1->type()->dims()[3]) return -1;
   if (permute_dims2->attr(0) != axes_value) return -1;
+  if (!reshape2->type()->is_tensor()) return -1;
+  if (reshape2->type()->rank() != 4) return -1;
+  if (!reshape2->type()->has_shape()) return -1;
+  if (reshape2->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
+  if (reshape2->type()->dims()[2] != reshape1->type()->dims()[2]) return -1;
+  if (!broadcast_to2->type()->is_tensor()) return -1;
+  if (broadcast_to2->type()->rank() != 5) return -1;
+  if (!broadcast_to2->type()->has_shape()) return -1;
+  if (broadcast_to2->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
+  if (broadcast_to2->type()->dims()[1] != broadcast_to1->type()->dims()[1]) return -1;
+  if (broadcast_to2->type()->dims()[2] != broadcast_to1->type()->dims()[2]) return -1;
+  if (broadcast_to2->type()->dims()[3] != reshape1->type()->dims()[2]) return -1;
+  if (broadcast_to2->type()->dims()[4] != reshape2->type()->dims()[3]) return -1;
   if (expand_dims2->attr(0) != axis_value) return -1;
   if (!tensor2->type()->is_tensor()) return -1;
   if (tensor2->type()->rank() != 4) return -1;
   if (!tensor2->type()->has_shape()) return -1;
-  if (tensor2->type()->dims()[0] != tensor1->type()->dims()[0]) return -1;
-  if (tensor2->type()->dims()[1] != tensor1->type()->dims()[1]) return -1;
-  if (tensor2->type()->dims()[2] != tensor1->type()->dims()[2]) return -1;
+  if (tensor2->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
+  if (tensor2->type()->dims()[1] != broadcast_to1->type()->dims()[1]) return -1;
+  if (tensor2->type()->dims()[2] != reshape1->type()->dims()[2]) return -1;
+  if (tensor2->type()->dims()[3] != reshape2->type()->dims()[3]) return -1;
   const dpl::AttrValue& sc = root->attr(0);
   const dpl::AttrValue& cm = root->attr(1);
   const dpl::AttrValue& ws = root->attr(2);
   dpl::Node* q = root->operand(0);
   dpl::Node* mask = root->operand(3);
-  dpl::Node* k_rep = reshape1;
-  dpl::Node* k_bcast = broadcast_to1;
+  const dpl::Dim dim_1 = reshape1->type()->dims()[1];
+  const dpl::Dim kv_heads = broadcast_to1->type()->dims()[1];
+  const dpl::Dim r = broadcast_to1->type()->dims()[2];
   dpl::Node* k = tensor1;
-  const dpl::Dim b = tensor1->type()->dims()[0];
-  const dpl::Dim kv_heads = tensor1->type()->dims()[1];
-  const dpl::Dim s = tensor1->type()->dims()[2];
-  const dpl::Dim dk = tensor1->type()->dims()[3];
-  dpl::Node* v_rep = reshape2;
-  dpl::Node* v_bcast = broadcast_to2;
+  const dpl::Dim dim_2 = reshape2->type()->dims()[1];
   dpl::Node* v = tensor2;
-  const dpl::Dim dv = tensor2->type()->dims()[3];
-  const int k_bcast_rank = k_bcast->type()->rank();
-  if (k_bcast_rank < 0) return -1;
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 1) return -1;
-  const dpl::Dim k_bcast_shape_0_dim = k_bcast->type()->dims()[0];
-  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(k_bcast_shape_0_dim), dpl::DimValue(b));
+  const std::optional<bool> equal_dims = dpl::dims_equal(dpl::DimValue(dim_1), (dpl::DimValue(kv_heads) * dpl::DimValue(r)));
   if (!equal_dims.has_value()) return -1;
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 2) return -1;
-  const dpl::Dim k_bcast_shape_1_dim = k_bcast->type()->dims()[1];
-  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(k_bcast_shape_1_dim), dpl::DimValue(kv_heads));
+  if (!*equal_dims) return -1;
+  const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(dim_2), (dpl::DimValue(kv_heads) * dpl::DimValue(r)));
   if (!equal_dims_1.has_value()) return -1;
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 4) return -1;
-  const dpl::Dim k_bcast_shape_3_dim = k_bcast->type()->dims()[3];
-  const std::optional<bool> equal_dims_2 = dpl::dims_equal(dpl::DimValue(k_bcast_shape_3_dim), dpl::DimValue(s));
-  if (!equal_dims_2.has_value()) return -1;
-  if (!k_bcast->type()->has_shape() || k_bcast->type()->rank() < 5) return -1;
-  const dpl::Dim k_bcast_shape_4_dim = k_bcast->type()->dims()[4];
-  const std::optional<bool> equal_dims_3 = dpl::dims_equal(dpl::DimValue(k_bcast_shape_4_dim), dpl::DimValue(dk));
-  if (!equal_dims_3.has_value()) return -1;
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 1) return -1;
-  const dpl::Dim k_rep_shape_0_dim = k_rep->type()->dims()[0];
-  const std::optional<bool> equal_dims_4 = dpl::dims_equal(dpl::DimValue(k_rep_shape_0_dim), dpl::DimValue(b));
-  if (!equal_dims_4.has_value()) return -1;
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 3) return -1;
-  const dpl::Dim k_rep_shape_2_dim = k_rep->type()->dims()[2];
-  const std::optional<bool> equal_dims_5 = dpl::dims_equal(dpl::DimValue(k_rep_shape_2_dim), dpl::DimValue(s));
-  if (!equal_dims_5.has_value()) return -1;
-  if (!k_rep->type()->has_shape() || k_rep->type()->rank() < 4) return -1;
-  const dpl::Dim k_rep_shape_3_dim = k_rep->type()->dims()[3];
-  const std::optional<bool> equal_dims_6 = dpl::dims_equal(dpl::DimValue(k_rep_shape_3_dim), dpl::DimValue(dk));
-  if (!equal_dims_6.has_value()) return -1;
-  const int v_bcast_rank = v_bcast->type()->rank();
-  if (v_bcast_rank < 0) return -1;
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 1) return -1;
-  const dpl::Dim v_bcast_shape_0_dim = v_bcast->type()->dims()[0];
-  const std::optional<bool> equal_dims_7 = dpl::dims_equal(dpl::DimValue(v_bcast_shape_0_dim), dpl::DimValue(b));
-  if (!equal_dims_7.has_value()) return -1;
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 2) return -1;
-  const dpl::Dim v_bcast_shape_1_dim = v_bcast->type()->dims()[1];
-  const std::optional<bool> equal_dims_8 = dpl::dims_equal(dpl::DimValue(v_bcast_shape_1_dim), dpl::DimValue(kv_heads));
-  if (!equal_dims_8.has_value()) return -1;
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 4) return -1;
-  const dpl::Dim v_bcast_shape_3_dim = v_bcast->type()->dims()[3];
-  const std::optional<bool> equal_dims_9 = dpl::dims_equal(dpl::DimValue(v_bcast_shape_3_dim), dpl::DimValue(s));
-  if (!equal_dims_9.has_value()) return -1;
-  if (!v_bcast->type()->has_shape() || v_bcast->type()->rank() < 5) return -1;
-  const dpl::Dim v_bcast_shape_4_dim = v_bcast->type()->dims()[4];
-  const std::optional<bool> equal_dims_10 = dpl::dims_equal(dpl::DimValue(v_bcast_shape_4_dim), dpl::DimValue(dv));
-  if (!equal_dims_10.has_value()) return -1;
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 1) return -1;
-  const dpl::Dim v_rep_shape_0_dim = v_rep->type()->dims()[0];
-  const std::optional<bool> equal_dims_11 = dpl::dims_equal(dpl::DimValue(v_rep_shape_0_dim), dpl::DimValue(b));
-  if (!equal_dims_11.has_value()) return -1;
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 3) return -1;
-  const dpl::Dim v_rep_shape_2_dim = v_rep->type()->dims()[2];
-  const std::optional<bool> equal_dims_12 = dpl::dims_equal(dpl::DimValue(v_rep_shape_2_dim), dpl::DimValue(s));
-  if (!equal_dims_12.has_value()) return -1;
-  if (!v_rep->type()->has_shape() || v_rep->type()->rank() < 4) return -1;
-  const dpl::Dim v_rep_shape_3_dim = v_rep->type()->dims()[3];
-  const std::optional<bool> equal_dims_13 = dpl::dims_equal(dpl::DimValue(v_rep_shape_3_dim), dpl::DimValue(dv));
-  if (!equal_dims_13.has_value()) return -1;
-  if (!((((((((((((((((k_bcast_rank == 5) && *equal_dims) && *equal_dims_1) && *equal_dims_2) && *equal_dims_3) && *equal_dims_4) && *equal_dims_5) && *equal_dims_6) && (v_bcast_rank == 5)) && *equal_dims_7) && *equal_dims_8) && *equal_dims_9) && *equal_dims_10) && *equal_dims_11) && *equal_dims_12) && *equal_dims_13)) return -1;
+  if (!*equal_dims_1) return -1;
   dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
   if (permute_dims3 == nullptr) return -1;
   dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
@@ -267,10 +234,10 @@ int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 const dpl::RuleInfo models_fuse_attention_rules[] = {
-  {"attention_with_mask", "transformer_attention.dpl:32"},
-  {"attention_without_mask", "transformer_attention.dpl:38"},
-  {"attention_grouped_query", "transformer_attention.dpl:46"},
-  {"cancel_head_transposes", "transformer_attention.dpl:60"},
+  {"attention_with_mask", "transformer_attention.dpl:33"},
+  {"attention_without_mask", "transformer_attention.dpl:39"},
+  {"attention_grouped_query", "transformer_attention.dpl:47"},
+  {"cancel_head_transposes", "transformer_attention.dpl:57"},
 };
 
 }  // namespace
