@@ -60,6 +60,12 @@ std::string type_pattern_str(const TypePattern& type) {
 
 const Expr& DimPattern::written() const { return *std::get<BinaryExpr>(check->node).rhs; }
 
+CallPattern* call_through_bindings(Pattern& pattern) {
+  Pattern* target = &pattern;
+  while (auto* bind = std::get_if<BindPattern>(&target->node)) target = bind->inner.get();
+  return std::get_if<CallPattern>(&target->node);
+}
+
 const TypePattern* type_of_pattern(const Pattern& pattern) {
   if (const auto* type = std::get_if<TypePattern>(&pattern.node)) return type;
   if (const auto* call = std::get_if<CallPattern>(&pattern.node); call != nullptr && call->result_type) {

@@ -97,9 +97,7 @@ class MacroExpander {
  private:
   // `to_bsh(q): Tensor[...]`: the type goes to the call the body is (through bindings).
   static bool give_result_type(Pattern& body, TypePattern type) {
-    Pattern* target = &body;
-    while (auto* bind = std::get_if<BindPattern>(&target->node)) target = bind->inner.get();
-    auto* call = std::get_if<CallPattern>(&target->node);
+    CallPattern* call = call_through_bindings(body);
     if (call == nullptr || call->optional || call->result_type) return false;
     call->result_type = std::move(type);
     return true;

@@ -853,9 +853,7 @@ class AstBuilder {
     PatternPtr inner = pattern(context->expr(0), depth + 1);
     PatternPtr type = inner != nullptr ? type_pattern(index) : nullptr;
     if (type == nullptr) return nullptr;
-    Pattern* target = inner.get();
-    while (auto* bind = std::get_if<BindPattern>(&target->node)) target = bind->inner.get();
-    auto* call = std::get_if<CallPattern>(&target->node);
+    CallPattern* call = call_through_bindings(*inner);
     if (call == nullptr || call->optional || call->result_type) {
       diags_.error(loc(colon), call == nullptr ? "a result type follows an op call pattern; constrain the type of "
                                                  "other patterns with a type pattern or a guard"

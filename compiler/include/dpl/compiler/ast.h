@@ -511,6 +511,9 @@ bool same_each(const std::vector<Ptr>& a, const std::vector<Ptr>& b, Same&& same
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const Ptr& x, const Ptr& y) { return same(*x, *y); });
 }
 
+// The call a pattern is, through bindings (`r: reshape(x, _)`); nullptr when it is not a call.
+CallPattern* call_through_bindings(Pattern& pattern);
+
 // The type a pattern itself checks: a type pattern's, or a call pattern's result type; nullptr when none.
 const TypePattern* type_of_pattern(const Pattern& pattern);
 
