@@ -549,7 +549,7 @@ class RuleEmitter {
       std::string read = type_of + "->dims()[" + std::to_string(i) + "]";
       if (dim.kind == DimPattern::Kind::Fixed) {
         check(read + " != dpl::Dim::fixed(" + std::to_string(dim.extent) + ")", Placement::Value);
-      } else if (dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr) {
+      } else if (dim.binds()) {
         if (auto it = bound_.find(dim.name); it != bound_.end()) {
           check(read + " != " + it->second, Placement::Value);
         } else if (recording()) {

@@ -25,7 +25,7 @@ void count_mentions(const Pattern& pattern, Mentions& mentions) {
              pattern.node);
   if (const TypePattern* type = type_of_pattern(pattern); type != nullptr && type->shape) {
     for (const DimPattern& dim : *type->shape) {
-      if (dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr) ++mentions[dim.name];
+      if (dim.binds()) ++mentions[dim.name];
     }
   }
   for_each_sub_pattern(pattern, [&](const Pattern& sub) { count_mentions(sub, mentions); });

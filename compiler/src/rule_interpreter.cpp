@@ -587,13 +587,13 @@ class Alternative {
                pattern.node);
   }
 
+  // A type pattern's checks at `reg`, or a call's result type; each dimension variable gets its slot.
   void compile_type(const TypePattern& type, int reg) {
     Instr& check = emit(Instr::Kind::Type, reg);
     check.type = &type;
     if (!type.shape) return;
     for (const DimPattern& dim : *type.shape) {
-      const bool binds = dim.kind == DimPattern::Kind::Var || dim.kind == DimPattern::Kind::Expr;
-      check.dims.push_back(binds ? slot(dim.name, SlotKind::Dim) : -1);
+      check.dims.push_back(dim.binds() ? slot(dim.name, SlotKind::Dim) : -1);
     }
   }
 
@@ -861,7 +861,7 @@ class Alternative {
       const DimPattern& dim = (*pattern.shape)[i];
       const Dim actual = type->dims()[i];
       if (dim.kind == DimPattern::Kind::Fixed && actual != Dim::fixed(dim.extent)) return false;
-      if (dim.kind != DimPattern::Kind::Var && dim.kind != DimPattern::Kind::Expr) continue;
+      if (!dim.binds()) continue;
       Binding& var = vars_[static_cast<size_t>(instr.dims[i])];
       if (var.bound) {
         if (actual != var.dim) return false;

@@ -492,7 +492,7 @@ class Checker {
   void check_type_pattern(TypePattern& type, Scope& scope) {
     if (!type.shape) return;
     for (DimPattern& dim : *type.shape) {
-      if (dim.kind != DimPattern::Kind::Var && dim.kind != DimPattern::Kind::Expr) continue;
+      if (!dim.binds()) continue;
       Variable variable;
       variable.kind = VarKind::Dim;
       if (dim.kind == DimPattern::Kind::Expr) {

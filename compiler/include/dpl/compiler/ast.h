@@ -80,6 +80,7 @@ struct DimPattern {
   SourceLoc loc;
   std::shared_ptr<Expr> check;  // shared by the copies that expanding alternatives makes
   const Expr& written() const;  // Expr: the arithmetic as written (the right side of `check`)
+  bool binds() const { return kind == Kind::Var || kind == Kind::Expr; }  // a (maybe hidden) dimension variable
   bool operator==(const DimPattern& other) const {
     return kind == other.kind && extent == other.extent && name == other.name;
   }
