@@ -914,7 +914,7 @@ class AstBuilder {
     ExprPtr written = guard_expression(context, 0);
     if (written == nullptr) return std::nullopt;
     bool names_a_dimension = false;
-    if (!is_dimension_arithmetic(*written, names_a_dimension)) {
+    if (!is_dimension_syntax(*written, names_a_dimension)) {
       diags_.error(dim.loc, "a dimension is an integer, a name, _, or '+ - *' over integers and names (b * n)");
       return std::nullopt;
     }
@@ -936,12 +936,13 @@ class AstBuilder {
     return dim;
   }
 
-  // Names, integer literals and `+ - *` over them (`names_a_dimension`: at least one name).
-  static bool is_dimension_arithmetic(const Expr& expr, bool& names_a_dimension) {
+  // Written as names, integer literals and `+ - *` over them (`names_a_dimension`: at least one name); what the
+  // names are is sema's to check (its is_dimension_arithmetic reads the typed expression).
+  static bool is_dimension_syntax(const Expr& expr, bool& names_a_dimension) {
     if (const auto* binary = std::get_if<BinaryExpr>(&expr.node)) {
       return (binary->op == BinaryOp::Add || binary->op == BinaryOp::Subtract || binary->op == BinaryOp::Multiply) &&
-             is_dimension_arithmetic(*binary->lhs, names_a_dimension) &&
-             is_dimension_arithmetic(*binary->rhs, names_a_dimension);
+             is_dimension_syntax(*binary->lhs, names_a_dimension) &&
+             is_dimension_syntax(*binary->rhs, names_a_dimension);
     }
     if (const auto* literal = std::get_if<LiteralExpr>(&expr.node)) {
       return std::holds_alternative<int64_t>(literal->value);
