@@ -162,7 +162,8 @@ def build_table(runs, compile_info):
     for prefix, label, site in (("qkv/", "QKV groups, multi-root rule", "group"),
                                 ("partition/", "conv blocks, partitioned", "block"),
                                 ("partition/shared/", "conv blocks sharing parameters, partitioned", "block"),
-                                ("partition/again/", "partitioned conv blocks, the pass again", "block")):
+                                ("partition/again/", "partitioned conv blocks, the pass again", "block"),
+                                ("partition/then/", "partitioned conv blocks, a rewrite pass", "block")):
         points = series(prefix)
         base = points[0][2]["seconds"] / points[0][0] if points else None
         for sites, name, run in points:
@@ -283,7 +284,8 @@ def target_lines(runs, compile_info):
         lines.append("- >= 5x faster than interpreting the same rules: not measured")
     for prefix, what, site in (("qkv", "QKV groups", "group"), ("partition", "Partitioned conv blocks", "block"),
                                ("partition/shared", "Partitioned conv blocks sharing parameters", "block"),
-                               ("partition/again", "Passes over partitioned conv blocks", "block")):
+                               ("partition/again", "Partition passes over partitioned conv blocks", "block"),
+                               ("partition/then", "Rewrite passes over partitioned conv blocks", "block")):
         points = [(size_of(n), r["seconds"] / size_of(n)) for n, r in runs.items()
                   if re.fullmatch(prefix + r"/\d+", n) and not r["error"]]
         if len(points) >= 2:

@@ -183,6 +183,10 @@ void register_all(const BenchOptions& options) {
     };
     add_rewrite_benchmark(fmt::format("partition/again/{}", blocks), partitioned,
                           module_driver(dpl_bench::bench_partition_pass()), 0);
+    // `partition/then`: a rewrite pass after the partition (the transformer simplifications, which find nothing
+    // in conv blocks) visits main and every composite function: what a pass costs per function.
+    add_rewrite_benchmark(fmt::format("partition/then/{}", blocks), partitioned,
+                          module_driver(dpl_bench::bench_transformer_pass()), 0);
   }
 }
 

@@ -18,13 +18,18 @@
 namespace dpl {
 namespace {
 
-// Appends to `created`, operands first, the nodes of `value`'s expression that the current rewrite created:
-// ids the driver does not know yet (>= `known`). The root may appear in it (`x => relu(x)`) but is not new.
-void collect_created(Node* value, const Node* root, size_t known, std::vector<Node*>& created) {
-  if (value == root || value->id() < known) return;
-  if (std::find(created.begin(), created.end(), value) != created.end()) return;
-  for (Node* operand : value->operands()) collect_created(operand, root, known, created);
-  created.push_back(value);
+// Appends to `created`, operands first, the live nodes that the current rewrite created: the tail of the order with
+// ids the driver does not know yet (>= `known`), in creation order. Read from the order, not by walking the
+// replacements' operands, which are mostly old nodes: cold on a large graph. The tail may hold nodes that a rule
+// built and declined earlier in the same visit; the driver removes those after the visit (and skips them when
+// they pop).
+void collect_created(const Function& function, size_t known, std::vector<Node*>& created) {
+  const std::vector<Node*>& order = function.nodes();
+  size_t first = order.size();
+  while (first > 0 && order[first - 1]->id() >= known) --first;
+  for (size_t i = first; i < order.size(); ++i) {
+    if (!order[i]->is_dead()) created.push_back(order[i]);
+  }
 }
 
 // Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
@@ -84,7 +89,7 @@ class RecentRules {
   size_t window() const { return std::min<size_t>(count_, ring_.size()); }
 
  private:
-  std::array<int, 256> ring_{};
+  std::array<int, 256> ring_;  // only the first min(count_, 256) are read: not cleared per function
   size_t count_ = 0;
 };
 
@@ -238,8 +243,8 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   created.clear();
   std::vector<Node*>& users = users_scratch_;
   users.clear();
+  collect_created(function_, known, created);
   for (const auto& [root, replacement] : replacements) {
-    collect_created(replacement, root, known, created);
     users.insert(users.end(), root->users().begin(), root->users().end());
   }
   for (const auto& [root, replacement] : replacements) {
@@ -254,7 +259,7 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
     if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
   }
 
-  for (const Node* node : created) known_ids_ = std::max<size_t>(known_ids_, node->id() + 1);
+  known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
   // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
@@ -277,14 +282,23 @@ void Rewriter::enqueue(Node* node) {
 
 namespace {
 
-// One sweep over `function`; `module` (may be null) is where partitions put the functions they create.
-PassResult run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+// A result for `pass` with nothing counted yet.
+PassResult empty_result(const PassDef& pass) {
   PassResult result;
+  result.stats.pass = std::string(pass.name);
+  for (const RuleInfo& rule : pass.rules) result.stats.rule_names.emplace_back(rule.name);
+  result.stats.fired.assign(pass.rules.size(), 0);
+  return result;
+}
+
+// One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
+// functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
+// functions they create. Sets result.error when the pass stopped.
+void run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
+                     PassResult& result) {
+  const auto start = std::chrono::steady_clock::now();
   PassStats& stats = result.stats;
-  stats.pass = std::string(pass.name);
-  for (const RuleInfo& rule : pass.rules) stats.rule_names.emplace_back(rule.name);
-  stats.fired.assign(pass.rules.size(), 0);
+  const uint64_t rewrites_before = stats.rewrites;
 
   // Conceptually the worklist is one stack seeded with every node of the function, in reverse topological order
   // (popping visits operands before their users) or in topological order (users before their operands), onto
@@ -365,7 +379,7 @@ PassResult run_on_function(const PassDef& pass, Function& function, Module* modu
         break;
       }
     }
-    if (stats.rewrites > budget) {
+    if (stats.rewrites - rewrites_before > budget) {
       result.error = fmt::format(
           "pass {}: rewrite budget exhausted ({} rewrites = {} per node x {} nodes + 1024) in function {} at {}; "
           "rules firing most in the last {} rewrites: {} (do they undo each other?)",
@@ -375,13 +389,12 @@ PassResult run_on_function(const PassDef& pass, Function& function, Module* modu
     }
   }
 
-  stats.type_declines = rewriter.type_declines();
-  stats.first_type_decline = rewriter.first_type_decline();
+  if (stats.type_declines == 0) stats.first_type_decline = rewriter.first_type_decline();
+  stats.type_declines += rewriter.type_declines();
   const size_t before = function.nodes().size();
   function.compact();
-  stats.nodes_removed = before - function.nodes().size() - discarded;
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  stats.nodes_removed += before - function.nodes().size() - discarded;
+  stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool is_private_composite(const Function& function) {
@@ -432,14 +445,13 @@ void remove_uncalled(Module& module, std::vector<const Function*> candidates) {
 }  // namespace
 
 PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options) {
-  return run_on_function(pass, function, nullptr, options);
+  PassResult result = empty_result(pass);
+  run_on_function(pass, function, nullptr, options, result);
+  return result;
 }
 
 PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& options) {
-  PassResult total;
-  total.stats.pass = std::string(pass.name);
-  for (const RuleInfo& rule : pass.rules) total.stats.rule_names.emplace_back(rule.name);
-  total.stats.fired.assign(pass.rules.size(), 0);
+  PassResult total = empty_result(pass);
   // Partitions add functions while the pass runs; the pass visits only those that existed before. A partition
   // pass leaves existing composite functions alone (as TVM's MergeComposite does), so running it twice carves
   // nothing new.
@@ -460,18 +472,8 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     }
   }
   for (Function* function : functions) {
-    PassResult one = run_on_function(pass, *function, &module, options);
-    for (size_t i = 0; i < one.stats.fired.size(); ++i) total.stats.fired[i] += one.stats.fired[i];
-    total.stats.nodes_visited += one.stats.nodes_visited;
-    total.stats.rewrites += one.stats.rewrites;
-    total.stats.nodes_removed += one.stats.nodes_removed;
-    total.stats.seconds += one.stats.seconds;
-    if (total.stats.type_declines == 0) total.stats.first_type_decline = one.stats.first_type_decline;
-    total.stats.type_declines += one.stats.type_declines;
-    if (!one.ok()) {
-      total.error = std::move(one.error);
-      break;
-    }
+    run_on_function(pass, *function, &module, options, total);
+    if (!total.ok()) break;
   }
   // ... and those it created (a later rule of the same pass may have replaced their calls too).
   std::sort(existing.begin(), existing.end());
