@@ -301,5 +301,26 @@ TEST(Partition, CompositesThatWereNotCalledBeforeThePassStay) {
   EXPECT_NE(module->find("fused_add_subtract_multiply"), nullptr);
 }
 
+// A pass that rewrites nothing may still change a function: its closing compaction drops calls the output does
+// not depend on. A composite only such a call called goes with it.
+TEST(Partition, ACompositeWhoseOnlyCallCompactionDropsIsRemovedThoughNoRuleFired) {
+  std::string text = kPartitioned;
+  const std::string call = "cls.fused_add_subtract_multiply(x, y)";
+  text.replace(text.find(call), call.size(), "R.add(x, y)");
+  const std::string cls = "        cls = Module\n";
+  text.erase(text.find(cls), cls.size());
+  std::unique_ptr<Module> module = read_text(text);
+  ASSERT_NE(module, nullptr);
+  Function* main = module->find("main");
+  ASSERT_NE(main, nullptr);
+  std::vector<Node*> args(main->params().begin(), main->params().end());
+  main->add_func_call("fused_add_subtract_multiply", args, nullptr);  // unused: the output does not need it
+  const PassResult result = run_pass(kUnfusePass, *module, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_EQ(module->find("fused_add_subtract_multiply"), nullptr);
+  EXPECT_EQ(module->functions().size(), 1u);
+}
+
 }  // namespace
 }  // namespace dpl

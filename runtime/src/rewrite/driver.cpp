@@ -293,8 +293,9 @@ PassResult empty_result(const PassDef& pass) {
 
 // One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
 // functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
-// functions they create. Sets result.error when the pass stopped.
-void run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
+// functions they create. Sets result.error when the pass stopped. Returns whether the function changed: a rule
+// fired, or nodes were built and dropped, or compaction removed nodes.
+bool run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
                      PassResult& result) {
   const auto start = std::chrono::steady_clock::now();
   PassStats& stats = result.stats;
@@ -393,8 +394,10 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
   stats.type_declines += rewriter.type_declines();
   const size_t before = function.nodes().size();
   function.compact();
-  stats.nodes_removed += before - function.nodes().size() - discarded;
+  const size_t removed = before - function.nodes().size() - discarded;
+  stats.nodes_removed += removed;
   stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats.rewrites != rewrites_before || discarded != 0 || removed != 0;
 }
 
 bool is_private_composite(const Function& function) {
@@ -471,10 +474,14 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
       if (is_private_composite(*function) && called.contains(function)) removable.push_back(function);
     }
   }
+  bool changed = false;
   for (Function* function : functions) {
-    run_on_function(pass, *function, &module, options, total);
+    changed |= run_on_function(pass, *function, &module, options, total);
     if (!total.ok()) break;
   }
+  // Where no node was removed and no function added, every function called before still is (most passes of a
+  // pipeline find nothing: they skip the walk over every call of the module).
+  if (!changed && module.functions().size() == existing.size()) return total;
   // ... and those it created (a later rule of the same pass may have replaced their calls too).
   std::sort(existing.begin(), existing.end());
   for (const auto& function : module.functions()) {
