@@ -289,13 +289,18 @@ TEST(Partition, CompositeOfNamesTheCalleesCompositeAndUncalledCompositesAreRemov
   expect_same_results(*module, *original, 3);
 }
 
-TEST(Partition, CompositesThatWereNotCalledBeforeThePassStay) {
+// kPartitioned with main adding x and y itself: the composite function is there, and nothing calls it.
+std::string partitioned_without_the_call() {
   std::string text = kPartitioned;
   const std::string call = "cls.fused_add_subtract_multiply(x, y)";
   text.replace(text.find(call), call.size(), "R.add(x, y)");
   const std::string cls = "        cls = Module\n";
   text.erase(text.find(cls), cls.size());
-  std::unique_ptr<Module> module = read_text(text);
+  return text;
+}
+
+TEST(Partition, CompositesThatWereNotCalledBeforeThePassStay) {
+  std::unique_ptr<Module> module = read_text(partitioned_without_the_call());
   ASSERT_NE(module, nullptr);
   ASSERT_TRUE(run_pass(kUnfusePass, *module, verifying()).ok());
   EXPECT_NE(module->find("fused_add_subtract_multiply"), nullptr);
@@ -304,12 +309,7 @@ TEST(Partition, CompositesThatWereNotCalledBeforeThePassStay) {
 // A pass that rewrites nothing may still change a function: its closing compaction drops calls the output does
 // not depend on. A composite only such a call called goes with it.
 TEST(Partition, ACompositeWhoseOnlyCallCompactionDropsIsRemovedThoughNoRuleFired) {
-  std::string text = kPartitioned;
-  const std::string call = "cls.fused_add_subtract_multiply(x, y)";
-  text.replace(text.find(call), call.size(), "R.add(x, y)");
-  const std::string cls = "        cls = Module\n";
-  text.erase(text.find(cls), cls.size());
-  std::unique_ptr<Module> module = read_text(text);
+  std::unique_ptr<Module> module = read_text(partitioned_without_the_call());
   ASSERT_NE(module, nullptr);
   Function* main = module->find("main");
   ASSERT_NE(main, nullptr);
