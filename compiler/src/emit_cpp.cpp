@@ -243,7 +243,7 @@ class RuleEmitter {
 
   // The matching steps, then the tail: `once`, the aliases of the variables the rest reads, the guard, the
   // right-hand side and the final action.
-  void build_steps(std::vector<MatchStep>& prefix, std::vector<MatchStep>& tail, bool once) {
+  void build_steps(std::vector<MatchStep>& prefix, std::vector<MatchStep>& tail, bool once, bool in_place) {
     steps_ = &prefix;
     match(*pattern_, "root", /*op_known=*/true);
     steps_ = &tail;
@@ -261,7 +261,7 @@ class RuleEmitter {
       computed_attrs(*rhs_, attr_values);
       for (const Expr* value : attr_values) computed(*value);
       for (const LetBinding& let : lets_) bound_[let.name] = local(build(*let.value, nullptr), let.name, 2);
-      action = "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
+      action = replace_action(in_place);
     }
     tail.push_back(MatchStep{MatchStep::Kind::Action, action});
     drop_unread_definitions(prefix, tail);
@@ -723,9 +723,9 @@ class RuleEmitter {
     return values;
   }
 
-  std::string build_call(const CallExpr& call) {
-    if (call.native != nullptr) return build_native(call);
-    // Operands other than constants and spreads first, so that a constant can take its dtype from one of them.
+  // The values of a call's operands, built (spreads left empty). Operands other than constants and spreads
+  // first, so that a constant can take its dtype from one of them.
+  std::vector<std::string> build_operands(const CallExpr& call) {
     std::vector<std::string> operands(call.operands.size());
     const std::string* sibling = nullptr;
     for (size_t i = 0; i < call.operands.size(); ++i) {
@@ -737,10 +737,36 @@ class RuleEmitter {
     for (size_t i = 0; i < call.operands.size(); ++i) {
       if (std::holds_alternative<ConstExpr>(call.operands[i]->node)) operands[i] = build(*call.operands[i], sibling);
     }
-    std::string op = call.op_is_var ? bound_.at(call.op.text) : op_constant(registry_.get(call.op.id));
-    const bool spreads = std::any_of(call.operands.begin(), call.operands.end(), [](const ExprPtr& operand) {
+    return operands;
+  }
+
+  static bool has_spreads(const CallExpr& call) {
+    return std::any_of(call.operands.begin(), call.operands.end(), [](const ExprPtr& operand) {
       return std::holds_alternative<SpreadExpr>(operand->node);
     });
+  }
+
+  // A named op with its default attributes and a fixed operand list: the checks passed here (sema checked the
+  // arity; operands are pattern variables or nodes built above), so the runtime skips them.
+  static bool is_proven(const CallExpr& call) {
+    return call.native == nullptr && !call.op_is_var && !has_spreads(call) && call.attrs.empty();
+  }
+
+  // The rewrite: `root` replaced by the right-hand side's value, or, when that is one proven call, rebuilt in
+  // place as that call (Rewriter::rebuild: no new node). `once` rules keep replace(): a rebuilt node keeps its id,
+  // and created_in_run() tells new nodes by their ids.
+  std::string replace_action(bool in_place) {
+    const auto* call = std::get_if<CallExpr>(&rhs_->node);
+    if (!in_place || call == nullptr || !is_proven(*call)) return "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
+    return "rewriter.rebuild(root, " + op_constant(registry_.get(call->op.id)) + ", {" +
+           fmt::format("{}", fmt::join(build_operands(*call), ", ")) + "})";
+  }
+
+  std::string build_call(const CallExpr& call) {
+    if (call.native != nullptr) return build_native(call);
+    std::vector<std::string> operands = build_operands(call);
+    std::string op = call.op_is_var ? bound_.at(call.op.text) : op_constant(registry_.get(call.op.id));
+    const bool spreads = has_spreads(call);
     std::string arguments = op + ", " +
                             (spreads ? node_vector(call.operands, operands)
                                      : "{" + fmt::format("{}", fmt::join(operands, ", ")) + "}");
@@ -751,10 +777,7 @@ class RuleEmitter {
     }
     std::string base = call.op_is_var ? call.op.text : op_ident(registry_.get(call.op.id));
     std::string name = names_.numbered(base);
-    // A named op with its default attributes and a fixed operand list: the checks passed here (sema checked the
-    // arity; operands are pattern variables or nodes built above), so the runtime skips them.
-    const bool proven = !call.op_is_var && !spreads && call.attrs.empty();
-    statement("dpl::Node* " + name + " = rewriter." + (proven ? "proven_call(" : "call(") + arguments + ");");
+    statement("dpl::Node* " + name + " = rewriter." + (is_proven(call) ? "proven_call(" : "call(") + arguments + ");");
     check(name + " == nullptr");
     return name;
   }
@@ -1768,6 +1791,9 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
     }
     return a.specificity > b.specificity;
   });
+  // A node rebuilt in place keeps its id: in a pass with `once` rules, which tell new nodes by their ids, every
+  // rewrite builds a new node.
+  const bool any_once = has([](const Alternative& a) { return a.rule->options.once; });
   for (PassTrees::Group& group : trees.groups) {
     GroupNames group_names;
     for (const Alternative& alternative : alternatives) {
@@ -1788,7 +1814,7 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
         leaf.tail.emplace_back(MatchStep::Kind::Action, alternative.function + "(rewriter, root)");
       } else {
         RuleEmitter(registry, *alternative.pattern, *alternative.rule, needs, group_names)
-            .build_steps(prefix, leaf.tail, once);
+            .build_steps(prefix, leaf.tail, once, !any_once);
       }
       group.tree.add(std::move(prefix), std::move(leaf));
       group.members.push_back(&alternative);

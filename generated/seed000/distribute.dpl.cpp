@@ -26,9 +26,7 @@ int match_seed000_distribute_multiply(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (multiply1 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {b, c});
   if (multiply2 == nullptr) return -1;
-  dpl::Node* add2 = rewriter.proven_call(dpl::op::add, {multiply1, multiply2});
-  if (add2 == nullptr) return -1;
-  if (rewriter.replace(root, add2)) return 0;
+  if (rewriter.rebuild(root, dpl::op::add, {multiply1, multiply2})) return 0;
   return -1;
 }
 

@@ -176,16 +176,26 @@ TEST_F(Dplc, EmitPrintsToStdout) {
 
 // Calls whose signature dplc proved (a named op, its default attributes, a fixed operand list) skip the runtime's
 // checks; calls with attributes, or of an op bound by the pattern, keep them.
+// A right-hand side that is one proven call rebuilds the matched node in place (Rewriter::rebuild), except in a
+// pass with `once` rules (which tell new nodes by their ids); inner calls are built as new nodes.
 TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   write_file(dir_ / "rules.dpl",
              "pass proven {\n"
              "  rule scale: multiply(x, const(2.0)) => add(x, x);\n"
              "  rule soft: exp(x) => nn.softmax(x, axis=0);\n"
              "  rule swap: (op: subtract | divide)(x, y) => op(y, x);\n"
+             "  rule nested: multiply(x, const(3.0)) => nn.relu(add(x, x));\n"
+             "}\n"
+             "pass with_once {\n"
+             "  rule scale_once once: multiply(x, const(2.0)) => add(x, x);\n"
              "}\n");
   DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
   ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.rebuild(root, dpl::op::add, {x, x})"), std::string::npos) << cpp.output;
   EXPECT_NE(cpp.output.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.rebuild(root, dpl::op::nn_relu, {add"), std::string::npos) << cpp.output;
+  EXPECT_NE(cpp.output.find("rewriter.replace(root, add"), std::string::npos) << "the pass with a once rule\n"
+                                                                               << cpp.output;
   EXPECT_NE(cpp.output.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos)
       << cpp.output;
   EXPECT_NE(cpp.output.find("rewriter.call(op, {y, x})"), std::string::npos) << cpp.output;

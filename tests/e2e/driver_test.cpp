@@ -1,6 +1,6 @@
 // The rewrite driver's semantics, pinned with hand-written matchers (independent of dplc): visiting order,
-// cascades, re-queued users, declined replacements, replace_all, users-first order, `once`, the rewrite budget,
-// verify_each, pass and pipeline registry and statistics.
+// cascades, re-queued users, declined replacements, replace_all, rebuilding in place, users-first order, `once`,
+// the rewrite budget, verify_each, pass and pipeline registry and statistics.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -594,6 +594,157 @@ TEST(Driver, OnceRulesSkipNodesCreatedInTheRun) {
     EXPECT_TRUE(operand->operand(0)->is_call_of(op::nn_relu));
     EXPECT_FALSE(operand->operand(0)->operand(0)->is_call_of(op::nn_relu));
   }
+}
+
+// Rules whose right-hand side is one call, rebuilt in place as dplc emits them (Rewriter::rebuild).
+// rule add_self: add(x, x) => multiply(x, const(2.0))
+int match_add_self_in_place(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::add) || root->operand(0) != root->operand(1)) return -1;
+  Node* x = root->operand(0);
+  return rewriter.rebuild(root, op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())}) ? 0 : -1;
+}
+const PassDef kAddSelfInPlacePass{"test_add_self_in_place", "x + x => x * 2, in place", "test.dpl",
+                                  std::span(kAddSelfRules, 1), match_add_self_in_place};
+
+TEST(Rebuild, TurnsTheMatchedCallIntoTheNewOneKeepingNodeNameAndUsers) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(kAddSelfInPlacePass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  Function expected("main");
+  Builder b(expected);
+  Node* x2 = b.call("multiply", {b.param("x", tensor_type({16, 16})), b.scalar(2.0)});
+  b.output(b.call("multiply", {x2, b.scalar(2.0)}));
+  const EqualityResult equal = structurally_equal(graph.function, expected);
+  EXPECT_TRUE(equal.equal) << equal.difference;
+  // The same nodes, now multiplies: nothing was created or removed but the shared constant.
+  EXPECT_EQ(graph.function.output(), graph.x4);
+  EXPECT_EQ(graph.x4->operand(0), graph.x2);
+  EXPECT_TRUE(graph.x2->is_call_of(op::multiply));
+  EXPECT_EQ(graph.x2->name(), "x2");
+  EXPECT_EQ(graph.x->num_users(), 1u);
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_EQ(result.stats.nodes_visited, 4u) << "each rebuilt node is visited again, as a replacement would be";
+  EXPECT_EQ(result.stats.nodes_removed, 0u);
+  EXPECT_EQ(verify(graph.function), "");
+}
+
+// rule through_log: exp(x) => add(log(x), x) — the new operand log(x) is created after the node it feeds.
+constexpr RuleInfo kThroughLogRules[] = {{"through_log", "log.dpl:1"}};
+int match_through_log(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* x = root->operand(0);
+  Node* log = rewriter.proven_call(op::log, {x});
+  return log != nullptr && rewriter.rebuild(root, op::add, {log, x}) ? 0 : -1;
+}
+const PassDef kThroughLogPass{"test_through_log", "exp(x) => log(x) + x", "log.dpl", kThroughLogRules,
+                              match_through_log};
+
+TEST(Rebuild, PutsNewOperandsBeforeTheRebuiltNode) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* inner = b.call("negative", {x});
+  Node* e = b.call("exp", {inner});
+  e->set_name("e");
+  b.output(b.call("multiply", {e, e}));
+  const PassResult result = run_pass(kThroughLogPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  ASSERT_TRUE(e->is_call_of(op::add));
+  EXPECT_EQ(e->name(), "e");
+  const Node* log = e->operand(0);
+  ASSERT_TRUE(log->is_call_of(op::log));
+  EXPECT_EQ(log->operand(0), inner);
+  const std::vector<Node*>& order = function.nodes();
+  EXPECT_LT(std::find(order.begin(), order.end(), log), std::find(order.begin(), order.end(), e))
+      << "compaction lists the new operand before the node it was created after";
+  EXPECT_EQ(verify(function), "");
+
+}
+
+// rule abs_of_exp: negative(exp(x)) => abs(x) — the exp loses its only user.
+constexpr RuleInfo kAbsRules[] = {{"abs_of_exp", "abs.dpl:1"}};
+int match_abs_of_exp(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::negative) || !root->operand(0)->is_call_of(op::exp)) return -1;
+  return rewriter.rebuild(root, op::abs, {root->operand(0)->operand(0)}) ? 0 : -1;
+}
+const PassDef kAbsPass{"test_abs", "-exp(x) => abs(x)", "abs.dpl", kAbsRules, match_abs_of_exp};
+
+TEST(Rebuild, RemovesTheOperandsNothingUsesAnyMore) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* shared = b.call("exp", {x});
+  Node* only = b.call("exp", {x});
+  Node* keeps = b.call("negative", {shared});
+  Node* drops = b.call("negative", {only});
+  b.output(b.tuple({keeps, drops, shared}));
+  const PassResult result = run_pass(kAbsPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_TRUE(keeps->is_call_of(op::abs));
+  EXPECT_TRUE(drops->is_call_of(op::abs));
+  EXPECT_FALSE(shared->is_dead()) << "the tuple still uses it";
+  EXPECT_TRUE(only->is_dead());
+  EXPECT_EQ(result.stats.nodes_removed, 1u);
+  EXPECT_EQ(x->num_users(), 3u);  // shared, and the two abs calls
+  EXPECT_EQ(verify(function), "");
+}
+
+// rule wrap: exp(x) => nn.relu(r) with r the matched exp itself: the root stays as an operand, so rebuild()
+// creates the relu and replaces the root by it.
+constexpr RuleInfo kWrapRootRules[] = {{"wrap_root", "wrap.dpl:2"}};
+int match_wrap_root(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp) || rewriter.created_in_run(root) || root->users().empty() ||
+      root->users()[0]->is_call_of(op::nn_relu)) {
+    return -1;
+  }
+  return rewriter.rebuild(root, op::nn_relu, {root}) ? 0 : -1;
+}
+const PassDef kWrapRootPass{"test_wrap_root", "exp(x) => relu(exp(x))", "wrap.dpl", kWrapRootRules, match_wrap_root};
+
+TEST(Rebuild, BuildsANewCallWhereTheOperandsUseTheRoot) {
+  Function function("main");
+  Builder b(function);
+  Node* e = b.call("exp", {b.param("x", tensor_type({8}))});
+  b.output(b.call("negative", {e}));
+  const PassResult result = run_pass(kWrapRootPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  const Node* relu = function.output()->operand(0);
+  ASSERT_TRUE(relu->is_call_of(op::nn_relu));
+  EXPECT_EQ(relu->operand(0), e);
+  EXPECT_TRUE(e->is_call_of(op::exp));
+  EXPECT_EQ(verify(function), "");
+}
+
+// rule total: exp(x) => sum(x): another rank, declined by rebuild() as by replace(), the node unchanged.
+constexpr RuleInfo kTotalRules[] = {{"total", "total.dpl:1"}};
+int match_total(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  const bool rebuilt = rewriter.rebuild(root, op::sum, {root->operand(0)});
+  g_last_error = rewriter.last_error();
+  return rebuilt ? 0 : -1;
+}
+const PassDef kTotalPass{"test_total", "exp(x) => sum(x)", "total.dpl", kTotalRules, match_total};
+
+TEST(Rebuild, DeclinesACallOfAnotherTypeAndChangesNothing) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({4, 4}));
+  Node* e = b.call("exp", {x});
+  b.output(b.call("negative", {e}));
+  g_last_error.clear();
+  const PassResult result = run_pass(kTotalPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_EQ(result.stats.type_declines, 1u);
+  EXPECT_THAT(g_last_error, HasSubstr("replace: the replacement has type"));
+  EXPECT_THAT(result.stats.first_type_decline, HasSubstr("rank 0 instead of 2"));
+  EXPECT_TRUE(e->is_call_of(op::exp));
+  EXPECT_EQ(e->operand(0), x);
+  EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(verify(function), "");
 }
 
 const PassDef kRegistryZ{"zz_registry_test", "second", "z.dpl", {}, record_visit};

@@ -376,32 +376,99 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attr
 
 Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
   const OpInfo& info = OpRegistry::global().get(op);
-  const AttrList* defaults = info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
-  return add_checked_call(info, operands, defaults, error);
+  return add_checked_call(info, operands, default_attrs_of(info), error);
+}
+
+TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                                     std::string& error) {
+  if (info.infer == nullptr) return Type::unknown();
+  const OpId op = info.id;
+  CallMemo::Inferred* memo = CallMemo::memoizable(op, operands) ? call_memo_->slot(op, interned, operands) : nullptr;
+  if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) return memo->result;
+  TypeRef type = info.infer(InferInput{operands, *interned}, error);
+  if (type != nullptr && memo != nullptr) {
+    *memo = {op, static_cast<uint32_t>(operands.size()), interned, {}, type};
+    for (size_t i = 0; i < operands.size(); ++i) memo->operands[i] = operands[i]->type();
+  }
+  return type;
 }
 
 Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                                  std::string& error) {
-  const OpId op = info.id;
-  TypeRef type = Type::unknown();
-  if (info.infer != nullptr) {
-    CallMemo::Inferred* memo =
-        CallMemo::memoizable(op, operands) ? call_memo_->slot(op, interned, operands) : nullptr;
-    if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) {
-      type = memo->result;
-    } else {
-      type = info.infer(InferInput{operands, *interned}, error);
-      if (type == nullptr) return nullptr;
-      if (memo != nullptr) {
-        *memo = {op, static_cast<uint32_t>(operands.size()), interned, {}, type};
-        for (size_t i = 0; i < operands.size(); ++i) memo->operands[i] = operands[i]->type();
+  TypeRef type = infer_checked_call(info, operands, interned, error);
+  if (type == nullptr) return nullptr;
+  Node* node = new_node(NodeKind::Call, type, operands);
+  node->op_ = info.id;
+  node->attrs_ = interned;
+  return node;
+}
+
+const AttrList* Function::default_attrs_of(const OpInfo& info) {
+  return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
+}
+
+TypeRef Function::infer_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
+  const OpInfo& info = OpRegistry::global().get(op);
+  return infer_checked_call(info, operands, default_attrs_of(info), error);
+}
+
+size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operands, TypeRef type) {
+  compacted_ = false;
+  // Whether each new operand is surely listed before the node (else compaction must pull it in first): as in
+  // listed_before(), the node was appended after it, or it is an old operand (or an old operand's operand) of a
+  // node that is not a late user.
+  bool late = false;
+  if (!is_late_user(node)) {
+    for (const Node* operand : operands) {
+      if (node->id_ >= appended_from_id_ && operand->id_ < node->id_) continue;
+      bool earlier = false;
+      for (const Node* old : node->operands()) {
+        if (old == operand) {
+          earlier = true;
+          break;
+        }
+        if (is_late_user(old)) continue;
+        if (std::find(old->operands().begin(), old->operands().end(), operand) != old->operands().end()) {
+          earlier = true;
+          break;
+        }
+      }
+      if (!earlier) {
+        late = true;
+        break;
       }
     }
   }
-  Node* node = new_node(NodeKind::Call, type, operands);
+  // The old operands, read before their slots are overwritten (element by element: a memmove call costs more
+  // than copying the usual two or three pointers).
+  std::array<Node*, Node::kInlineOperands> few;
+  std::span<Node*> old_operands;
+  if (node->num_operands_ <= Node::kInlineOperands) {
+    for (uint32_t i = 0; i < node->num_operands_; ++i) few[i] = node->inline_operands_[i];
+    old_operands = std::span(few.data(), node->num_operands_);
+  } else {
+    rebuilt_operands_.assign(node->operands().begin(), node->operands().end());
+    old_operands = rebuilt_operands_;
+  }
+  // Old uses out before the new ones go in: an operand the node keeps (`add(x, x) => multiply(x, 2)`) does not
+  // grow its use list on the way. Nothing is removed before all are in.
+  for (Node* old : old_operands) drop_use(old, node);
+  for (Node* operand : operands) add_use(operand, node);
+  node->drop_operands();
+  node->num_operands_ = static_cast<uint32_t>(operands.size());
+  if (node->num_operands_ > Node::kInlineOperands) node->cold().heap_operands.reset(new Node*[operands.size()]);
+  Node** slots = node->operand_data();
+  for (size_t i = 0; i < operands.size(); ++i) slots[i] = operands[i];
+  const OpInfo& info = OpRegistry::global().get(op);
   node->op_ = op;
-  node->attrs_ = interned;
-  return node;
+  node->attrs_ = default_attrs_of(info);
+  node->type_ = type;
+  if (late) mark_late_user(node);
+  size_t removed = 0;
+  for (Node* old : old_operands) {
+    if (old->users_size_ == 0) removed += erase_unused(old);
+  }
+  return removed;
 }
 
 Node* Function::add_tuple(std::span<Node* const> fields) {
@@ -490,17 +557,19 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       if (operand != old_value) continue;
       operand = replacement;
       add_use(replacement, user);
-      if (!listed_before(replacement, user, old_value)) {
-        uint8_t& state = state_of(user->id_);
-        if (!(state & kLateUserState)) late_user_ids_.push_back(user->id_);
-        state |= kLateUserState;
-        order_stale_ = true;
-      }
+      if (!listed_before(replacement, user, old_value)) mark_late_user(user);
     }
   }
   old_value->users_size_ = kept;
   if (kept == 0) maybe_unused_.push_back(old_value);
   if (output_ == old_value) output_ = replacement;
+}
+
+void Function::mark_late_user(Node* node) {
+  uint8_t& state = state_of(node->id_);
+  if (!(state & kLateUserState)) late_user_ids_.push_back(node->id_);
+  state |= kLateUserState;
+  order_stale_ = true;
 }
 
 // When unsure this says no, which only costs compact() a look at the user's operands. Sure cases:

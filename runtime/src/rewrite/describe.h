@@ -8,5 +8,7 @@
 namespace dpl::detail {
 
 std::string describe_node(const Node* node);
+// The same for an op call as it was before Rewriter::rebuild() made it a call of another op.
+std::string describe_node(const Node* node, OpId op_before);
 
 }  // namespace dpl::detail

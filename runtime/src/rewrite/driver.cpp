@@ -136,8 +136,10 @@ std::vector<const Def*> all_registered(const std::map<std::string_view, const De
 
 }  // namespace
 
-std::string detail::describe_node(const Node* node) {
-  std::string what = node->is_call() ? "R." + OpRegistry::global().get(node->op()).name : "value";
+std::string detail::describe_node(const Node* node) { return describe_node(node, node->op()); }
+
+std::string detail::describe_node(const Node* node, OpId op_before) {
+  std::string what = node->is_call() ? "R." + OpRegistry::global().get(op_before).name : "value";
   if (node->kind() == NodeKind::FuncCall) what = "call of " + node->callee();
   if (node->name().empty()) return fmt::format("an unnamed {} node", what);
   return fmt::format("binding '{}' ({})", node->name(), what);
@@ -202,12 +204,58 @@ std::string Rewriter::replacement_problem(const Node* root, const Node* replacem
   if (root == nullptr || replacement == nullptr) return "no node given";
   if (root == replacement) return "the replacement is the matched node itself";
   if (root->is_dead()) return "the matched node was removed from the graph";
-  if (std::string why = type_mismatch(root->type(), replacement->type()); !why.empty()) {
-    types_differ = true;
-    return fmt::format("the replacement has type {}, the matched node {}: {}", replacement->type()->str(),
-                       root->type()->str(), why);
+  return type_problem(root, replacement->type(), types_differ);
+}
+
+std::string Rewriter::type_problem(const Node* root, TypeRef replacement, bool& types_differ) {
+  std::string why = type_mismatch(root->type(), replacement);
+  types_differ = !why.empty();
+  if (!types_differ) return why;
+  return fmt::format("the replacement has type {}, the matched node {}: {}", replacement->str(), root->type()->str(),
+                     why);
+}
+
+void Rewriter::count_decline(bool types_differ) {
+  if (types_differ && type_declines_++ == 0) first_type_decline_ = last_error_;
+}
+
+// Whether `root` is among `operands` or what the new ones among them were built from (old nodes other than root
+// are operands of its match: they cannot depend on it).
+bool Rewriter::depends_on(std::span<Node* const> operands, const Node* root) const {
+  for (const Node* operand : operands) {
+    if (operand == root) return true;
+    if (operand->id() >= known_ids_ && depends_on(operand->operands(), root)) return true;
   }
-  return {};
+  return false;
+}
+
+bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands) {
+  const std::span<Node* const> values(operands.begin(), operands.size());
+  // `x => relu(x)`: the root stays as the new call's operand, so the call is a new node; so it is where the root
+  // is not an op's call (a composite function's call, a tuple item).
+  if (!root->is_call() || depends_on(values, root)) {
+    Node* replacement = proven_call(op, operands);
+    return replacement != nullptr && replace(root, replacement);
+  }
+  TypeRef type = function_.infer_call_with_defaults(op, values, last_error_);
+  if (type == nullptr) return false;
+  bool types_differ = false;
+  if (std::string why = type_problem(root, type, types_differ); !why.empty()) {
+    last_error_ = "replace: " + why;
+    count_decline(types_differ);
+    return false;
+  }
+  const size_t known = known_ids_;
+  std::vector<Node*>& created = created_scratch_;
+  created.clear();
+  collect_created(function_, known, created);
+  created.push_back(root);  // new as a value: queued after the nodes built for it, as a replacement is
+  std::vector<Node*>& users = users_scratch_;
+  users.clear();
+  for (Node* user : root->users()) users.push_back(user);  // not assign(): a memmove call for a user or two
+  function_.rebuild_call(root, op, values, type);
+  queue_rewritten(known, users, created);
+  return true;
 }
 
 bool Rewriter::replace(Node* root, Node* replacement) {
@@ -227,7 +275,7 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
     if (std::string why = replacement_problem(root, replacement, types_differ); !why.empty()) {
       last_error_ = replacements.size() == 1 ? fmt::format("{}: {}", what, why)
                                              : fmt::format("{}: root {} ({}): {}", what, i, describe_node(root), why);
-      if (types_differ && type_declines_++ == 0) first_type_decline_ = last_error_;
+      count_decline(types_differ);
       return false;
     }
     for (size_t j = 0; j < i; ++j) {
@@ -258,7 +306,11 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   for (const auto& [root, replacement] : replacements) {
     if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
   }
+  queue_rewritten(known, users, created);
+  return true;
+}
 
+void Rewriter::queue_rewritten(size_t known, std::vector<Node*>& users, std::span<Node* const> created) {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
@@ -268,7 +320,6 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
     if (user->id() < known) enqueue(user);
   }
   for (auto it = created.rbegin(); it != created.rend(); ++it) enqueue(*it);
-  return true;
 }
 
 void Rewriter::enqueue(Node* node) {
@@ -353,6 +404,7 @@ bool run_on_function(const PassDef& pass, Function& function, Module* module, co
     if (!worth_visiting(function, node, pass.visit_params)) continue;
     ++stats.nodes_visited;
     const size_t nodes_before = function.nodes().size();
+    const OpId matched_op = node->op();  // for messages: a rule may rebuild the node as another op's call
     const int rule = pass.match(rewriter, node);
     // A rule that declined after building part of its right-hand side leaves those nodes unused.
     for (size_t i = nodes_before; i < function.nodes().size(); ++i) {
@@ -376,7 +428,7 @@ bool run_on_function(const PassDef& pass, Function& function, Module* module, co
       std::string problem = module != nullptr ? verify(*module) : verify(function);
       if (!problem.empty()) {
         result.error = fmt::format("pass {}: the IR is malformed after rule {} ({}) rewrote {}: {}", pass.name,
-                                   info.name, info.location, describe_node(node), problem);
+                                   info.name, info.location, describe_node(node, matched_op), problem);
         break;
       }
     }
@@ -384,7 +436,7 @@ bool run_on_function(const PassDef& pass, Function& function, Module* module, co
       result.error = fmt::format(
           "pass {}: rewrite budget exhausted ({} rewrites = {} per node x {} nodes + 1024) in function {} at {}; "
           "rules firing most in the last {} rewrites: {} (do they undo each other?)",
-          pass.name, budget, options.budget_per_node, live_nodes, function.name(), describe_node(node),
+          pass.name, budget, options.budget_per_node, live_nodes, function.name(), describe_node(node, matched_op),
           recent.window(), recent.most_frequent(stats.rule_names, 4));
       break;
     }

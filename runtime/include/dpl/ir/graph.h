@@ -233,6 +233,14 @@ class Function {
   // Redirects every use of `old_value` (and the function output) to `replacement`. Uses by `replacement`
   // itself stay, so `replace_all_uses(x, relu(x))` inserts the relu after x instead of making a cycle.
   void replace_all_uses(Node* old_value, Node* replacement);
+  // The type add_call_with_defaults(op, operands) would give its call, without creating it (nullptr + error when
+  // inference fails). The same preconditions.
+  TypeRef infer_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
+  // Makes the live op call `node` (NodeKind::Call) the call op(operands) of type `type` (from infer_call_with_defaults) with the op's
+  // default attributes, in place: its id, name and users stay, so a rewrite whose right-hand side is one call
+  // creates no node and moves no use. Old operands left without a user are removed as erase_unused() removes
+  // them. No operand may be `node` or depend on it. Returns how many nodes were removed.
+  size_t rebuild_call(Node* node, OpId op, std::span<Node* const> operands, TypeRef type);
   // Removes `node` if nothing uses it (and it is neither a parameter nor the output), then every operand that
   // becomes unused the same way. Removed nodes are marked dead and leave their operands' use lists at once;
   // they stay in nodes() until the next compact(). Returns how many nodes were removed.
@@ -259,6 +267,10 @@ class Function {
   // add_call() once its checks passed and its attributes are interned: type inference (or the memo) and the node.
   Node* add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                          std::string& error);
+  // Its type inference (or the memo's answer).
+  TypeRef infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                             std::string& error);
+  const AttrList* default_attrs_of(const OpInfo& info);  // interned once per op
   // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
   // (then the general path finishes the job).
   bool compact_if_all_used();
@@ -289,6 +301,8 @@ class Function {
   void take_spare_ids(std::vector<uint32_t>& ids, size_t capacity);  // the ids' part alone
   // Makes `order` the order, parameters first; its ids are kept, or dropped when the order is by id.
   void install_order(std::vector<Node*>&& order, std::vector<uint32_t>&& ids);
+  // Marks `node` as a late user (its operands are to be pulled in before it at the next compact()).
+  void mark_late_user(Node* node);
   // Whether `replacement` is surely listed before `user` (a user of `old_value`) in order_.
   bool listed_before(const Node* replacement, const Node* user, const Node* old_value) const;
   void compact_unreachable();  // compact() when some live node may be unreachable from the output
@@ -330,6 +344,7 @@ class Function {
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
   uint32_t appended_from_id_ = 0;
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
+  std::vector<Node*> rebuilt_operands_;  // rebuild_call()'s old operands beyond three, kept to reuse its memory
   // Where drop_use() last removed a user of a long use list, per value (a few values, by id): see drop_use().
   struct DroppedSlot {
     const Node* value = nullptr;

@@ -117,6 +117,12 @@ class Rewriter {
   // Declines (returns false, graph unchanged apart from unused new nodes) when the replacement's type differs
   // from root's in dtype, rank or a static dimension.
   bool replace(Node* root, Node* replacement);
+  // replace(root, proven_call(op, operands)) without the new node: `root` becomes that call in place (its id,
+  // name and users stay), so the rewrite moves no use. dplc's right-hand sides that are one call with default
+  // attributes use it. Where the operands depend on `root` (`x => relu(x)`), or `root` is not an op call (a
+  // composite function's call), it builds the call and replaces.
+  // Declines as proven_call() and replace() do, changing nothing.
+  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands);
   // All or nothing: checks every (root, replacement) pair as replace() does, then replaces them all (multi-root
   // and group rules). Declines, changing nothing, when any pair does not fit.
   bool replace_all(std::span<const std::pair<Node*, Node*>> replacements);
@@ -149,8 +155,14 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  // After a rewrite: queues the old users of its roots, then what it `created` (operands first, so that they pop
+  // first); everything below the id bound is known from now on.
+  void queue_rewritten(size_t known, std::vector<Node*>& users, std::span<Node* const> created);
   // Why `replacement` cannot replace `root` (empty when it can); `types_differ` says whether that is the reason.
   std::string replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const;
+  static std::string type_problem(const Node* root, TypeRef replacement, bool& types_differ);
+  void count_decline(bool types_differ);  // after last_error_ says why a replacement was declined
+  bool depends_on(std::span<Node* const> operands, const Node* root) const;
 
   Function& function_;
   Module* module_ = nullptr;
