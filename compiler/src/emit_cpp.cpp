@@ -752,18 +752,21 @@ class RuleEmitter {
     return call.native == nullptr && !call.op_is_var && !has_spreads(call) && call.attrs.empty();
   }
 
-  // The rewrite: `root` replaced by the right-hand side's value, or, when that is one proven call, rebuilt in
-  // place as that call (Rewriter::rebuild: no new node). `once` rules keep replace(): a rebuilt node keeps its id,
-  // and created_in_run() tells new nodes by their ids.
+  // The rewrite: `root` replaced by the right-hand side's value, or, when that is one op call with a fixed operand
+  // list, rebuilt in place as that call (Rewriter::rebuild: no new node). `once` rules keep replace(): a rebuilt
+  // node keeps its id, and created_in_run() tells new nodes by their ids.
   std::string replace_action(bool in_place) {
     const auto* call = std::get_if<CallExpr>(&rhs_->node);
-    if (!in_place || call == nullptr || !is_proven(*call)) return "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
-    return "rewriter.rebuild(root, " + op_constant(registry_.get(call->op.id)) + ", {" +
-           fmt::format("{}", fmt::join(build_operands(*call), ", ")) + "})";
+    if (!in_place || call == nullptr || call->native != nullptr || has_spreads(*call)) {
+      return "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
+    }
+    return std::string("rewriter.") + (is_proven(*call) ? "proven_rebuild" : "rebuild") + "(root, " +
+           call_arguments(*call) + ")";
   }
 
-  std::string build_call(const CallExpr& call) {
-    if (call.native != nullptr) return build_native(call);
+  // What follows the op in Rewriter::call(): the operands, then the attributes unless they are the defaults of a
+  // fixed operand list.
+  std::string call_arguments(const CallExpr& call) {
     std::vector<std::string> operands = build_operands(call);
     std::string op = call.op_is_var ? bound_.at(call.op.text) : op_constant(registry_.get(call.op.id));
     const bool spreads = has_spreads(call);
@@ -775,6 +778,12 @@ class RuleEmitter {
     } else if (spreads || !call.attrs.empty()) {
       arguments += ", " + attr_list(call);
     }
+    return arguments;
+  }
+
+  std::string build_call(const CallExpr& call) {
+    if (call.native != nullptr) return build_native(call);
+    const std::string arguments = call_arguments(call);
     std::string base = call.op_is_var ? call.op.text : op_ident(registry_.get(call.op.id));
     std::string name = names_.numbered(base);
     statement("dpl::Node* " + name + " = rewriter." + (is_proven(call) ? "proven_call(" : "call(") + arguments + ");");

@@ -57,9 +57,7 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
         if (!eps->is_scalar_constant()) continue;
         const double eps_value = eps->scalar_value();
-        dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
-        if (nn_rms_norm1 == nullptr) continue;
-        if (rewriter.replace(root, nn_rms_norm1)) return 0;
+        if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)})) return 0;
       }
     }
   } while (false);
@@ -101,9 +99,7 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
       if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
       if (!eps->is_scalar_constant()) continue;
       const double eps_value = eps->scalar_value();
-      dpl::Node* nn_rms_norm1 = rewriter.call(dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)});
-      if (nn_rms_norm1 == nullptr) continue;
-      if (rewriter.replace(root, nn_rms_norm1)) return 0;
+      if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)})) return 0;
     }
   }
   return -1;

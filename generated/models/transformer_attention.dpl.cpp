@@ -64,9 +64,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
             if (permute_dims3 == nullptr) continue;
             dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
             if (permute_dims4 == nullptr) continue;
-            dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-            if (nn_attention1 == nullptr) continue;
-            if (rewriter.replace(root, nn_attention1)) return 0;
+            if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 0;
           }
           break;
         }
@@ -102,9 +100,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           if (permute_dims4 == nullptr) break;
           dpl::Node* permute_dims5 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
           if (permute_dims5 == nullptr) break;
-          dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-          if (nn_attention1 == nullptr) break;
-          if (rewriter.replace(root, nn_attention1)) return 1;
+          if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 1;
           break;
         }
         default:
@@ -214,9 +210,7 @@ int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node*
   if (permute_dims3 == nullptr) return -1;
   dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
   if (permute_dims4 == nullptr) return -1;
-  dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/sc, /*causal_mask=*/cm, /*window_size=*/ws});
-  if (nn_attention1 == nullptr) return -1;
-  if (rewriter.replace(root, nn_attention1)) return 2;
+  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/sc, /*causal_mask=*/cm, /*window_size=*/ws})) return 2;
   return -1;
 }
 

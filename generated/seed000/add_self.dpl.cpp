@@ -16,7 +16,7 @@ int match_seed000_add_self_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // add(x, x) => multiply(x, const(2.0))
   if (root->operand(1) != root->operand(0)) return -1;
   dpl::Node* x = root->operand(0);
-  if (rewriter.rebuild(root, dpl::op::multiply, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::multiply, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))})) return 0;
   return -1;
 }
 

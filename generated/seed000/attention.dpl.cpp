@@ -111,9 +111,7 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (!(sc_rank == 0)) return -1;
   if (!sc->is_scalar_constant()) return -1;
   const double sc_value = sc->scalar_value();
-  dpl::Node* nn_attention1 = rewriter.call(dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}});
-  if (nn_attention1 == nullptr) return -1;
-  if (rewriter.replace(root, nn_attention1)) return 0;
+  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 0;
   return -1;
 }
 

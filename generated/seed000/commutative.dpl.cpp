@@ -23,9 +23,7 @@ int match_seed000_commutative_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (!c->is_scalar_constant()) continue;
     const double c_value = c->scalar_value();
     if (!(c_value == 1.0)) continue;
-    dpl::Node* op1 = rewriter.call(op, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))});
-    if (op1 == nullptr) continue;
-    if (rewriter.replace(root, op1)) return 0;
+    if (rewriter.rebuild(root, op, {x, rewriter.scalar(2.0, dpl::first_known_dtype({x, root}))})) return 0;
   }
   return -1;
 }

@@ -26,7 +26,7 @@ int match_seed000_distribute_multiply(dpl::Rewriter& rewriter, dpl::Node* root) 
   if (multiply1 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {b, c});
   if (multiply2 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::add, {multiply1, multiply2})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::add, {multiply1, multiply2})) return 0;
   return -1;
 }
 

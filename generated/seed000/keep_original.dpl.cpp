@@ -20,7 +20,7 @@ int match_seed000_keep_original_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (add1->operand(1) != add1->operand(0)) return -1;
   dpl::Node* x = add1->operand(0);
   if (!(x->type()->dtype() == dpl::DType::Float16)) return -1;
-  if (rewriter.rebuild(root, dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))})) return 0;
   return -1;
 }
 

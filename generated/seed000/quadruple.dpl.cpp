@@ -19,7 +19,7 @@ int match_seed000_quadruple_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (root->operand(0) != root->operand(1)) return -1;
   if (add1->operand(1) != add1->operand(0)) return -1;
   dpl::Node* x = add1->operand(0);
-  if (rewriter.rebuild(root, dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::multiply, {x, rewriter.scalar(4.0, dpl::first_known_dtype({x, root}))})) return 0;
   return -1;
 }
 

@@ -59,7 +59,7 @@ int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, 
   if (multiply1 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {y, y});
   if (multiply2 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::subtract, {multiply1, multiply2})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::subtract, {multiply1, multiply2})) return 0;
   return -1;
 }
 

@@ -32,9 +32,7 @@ int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
   if (nn_conv2d1 == nullptr) return -1;
-  dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {nn_conv2d1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
-  if (permute_dims2 == nullptr) return -1;
-  if (rewriter.replace(root, permute_dims2)) return 0;
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_conv2d1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}})) return 0;
   return -1;
 }
 

@@ -29,7 +29,7 @@ int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* r
   dpl::Node* c = nn_conv2d1;
   dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, dpl::AttrList{/*alpha=*/static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)))});
   if (nn_leaky_relu2 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))})) return 0;
   return -1;
 }
 

@@ -36,9 +36,7 @@ int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   dpl::Node* w = tensor1;
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}});
   if (permute_dims1 == nullptr) return -1;
-  dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {x, permute_dims1}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/layout, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/ol, /*out_dtype=*/od});
-  if (nn_conv2d1 == nullptr) return -1;
-  if (rewriter.replace(root, nn_conv2d1)) return 0;
+  if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/layout, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/ol, /*out_dtype=*/od})) return 0;
   return -1;
 }
 

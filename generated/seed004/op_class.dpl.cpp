@@ -32,9 +32,7 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
     if (!(x_rank == y_rank)) continue;
     dpl::Node* op1 = rewriter.call(op, {x, y});
     if (op1 == nullptr) continue;
-    dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a});
-    if (permute_dims3 == nullptr) continue;
-    if (rewriter.replace(root, permute_dims3)) return 0;
+    if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
   }
   return -1;
 }
@@ -59,9 +57,7 @@ int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl:
   if (!(x_rank == y_rank)) return -1;
   dpl::Node* op1 = rewriter.call(op, {x, y});
   if (op1 == nullptr) return -1;
-  dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a});
-  if (permute_dims3 == nullptr) return -1;
-  if (rewriter.replace(root, permute_dims3)) return 0;
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
   return -1;
 }
 

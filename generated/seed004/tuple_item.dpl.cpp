@@ -51,7 +51,7 @@ int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl
   if (expand_dims3 == nullptr) return -1;
   dpl::Node* add2 = rewriter.proven_call(dpl::op::add, {multiply2, expand_dims3});
   if (add2 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::nn_relu, {add2})) return 0;
+  if (rewriter.proven_rebuild(root, dpl::op::nn_relu, {add2})) return 0;
   return -1;
 }
 

@@ -32,9 +32,7 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
     dpl::Node* c = tuple1->operand(1);
     dpl::Node* tuple3 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
     if (tuple3 == nullptr) break;
-    dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k});
-    if (concat2 == nullptr) break;
-    if (rewriter.replace(root, concat2)) return 0;
+    if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k})) return 0;
   } while (false);
   // rule flatten_concat_right (tuples.dpl:7)
   // concat((a, concat((b, c), axis=k)), axis=k) => concat((a, b, c), axis=k)
@@ -50,9 +48,7 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
   dpl::Node* c = tuple3->operand(1);
   dpl::Node* tuple4 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
   if (tuple4 == nullptr) return -1;
-  dpl::Node* concat3 = rewriter.call(dpl::op::concat, {tuple4}, dpl::AttrList{/*axis=*/k});
-  if (concat3 == nullptr) return -1;
-  if (rewriter.replace(root, concat3)) return 1;
+  if (rewriter.rebuild(root, dpl::op::concat, {tuple4}, dpl::AttrList{/*axis=*/k})) return 1;
   return -1;
 }
 

@@ -77,9 +77,7 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (nn_conv2d2 == nullptr) return -1;
   dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {nn_conv2d2});
   if (nn_relu1 == nullptr) return -1;
-  dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {nn_relu1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}});
-  if (permute_dims2 == nullptr) return -1;
-  if (rewriter.replace(root, permute_dims2)) return 2;
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_relu1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}})) return 2;
   return -1;
 }
 

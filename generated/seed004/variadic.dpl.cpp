@@ -31,9 +31,7 @@ int match_seed004_flatten_concat_any_concat(dpl::Rewriter& rewriter, dpl::Node* 
   values1.insert(values1.end(), ys.begin(), ys.end());
   dpl::Node* tuple3 = rewriter.tuple(values1);
   if (tuple3 == nullptr) return -1;
-  dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k});
-  if (concat2 == nullptr) return -1;
-  if (rewriter.replace(root, concat2)) return 0;
+  if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k})) return 0;
   return -1;
 }
 

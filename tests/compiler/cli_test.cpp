@@ -176,8 +176,9 @@ TEST_F(Dplc, EmitPrintsToStdout) {
 
 // Calls whose signature dplc proved (a named op, its default attributes, a fixed operand list) skip the runtime's
 // checks; calls with attributes, or of an op bound by the pattern, keep them.
-// A right-hand side that is one proven call rebuilds the matched node in place (Rewriter::rebuild), except in a
-// pass with `once` rules (which tell new nodes by their ids); inner calls are built as new nodes.
+// Calls of a named op with its default attributes and a fixed operand list are proven (built without run-time
+// checks); a right-hand side that is one call rebuilds the matched node in place (Rewriter::rebuild, proven or
+// checked), except in a pass with `once` rules (which tell new nodes by their ids).
 TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   write_file(dir_ / "rules.dpl",
              "pass proven {\n"
@@ -185,20 +186,23 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
              "  rule soft: exp(x) => nn.softmax(x, axis=0);\n"
              "  rule swap: (op: subtract | divide)(x, y) => op(y, x);\n"
              "  rule nested: multiply(x, const(3.0)) => nn.relu(add(x, x));\n"
+             "  rule nested_soft: log(x) => negative(nn.softmax(x, axis=0));\n"
+             "  rule nested_swap: negative((op: subtract | divide)(x, y)) => negative(op(y, x));\n"
              "}\n"
              "pass with_once {\n"
              "  rule scale_once once: multiply(x, const(2.0)) => add(x, x);\n"
              "}\n");
   DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
   ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.rebuild(root, dpl::op::add, {x, x})"), std::string::npos) << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.rebuild(root, dpl::op::nn_relu, {add"), std::string::npos) << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.replace(root, add"), std::string::npos) << "the pass with a once rule\n"
-                                                                               << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos)
-      << cpp.output;
-  EXPECT_NE(cpp.output.find("rewriter.call(op, {y, x})"), std::string::npos) << cpp.output;
+  const std::string& code = cpp.output;
+  EXPECT_NE(code.find("rewriter.proven_rebuild(root, dpl::op::add, {x, x})"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.rebuild(root, op, {y, x})"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.proven_rebuild(root, dpl::op::nn_relu, {add"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.call(op, {y, x})"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.replace(root, add"), std::string::npos) << "the pass with a once rule\n" << code;
 }
 
 // An op-class alternative that can never match (broadcast_to's operand 1 is a shape, never a permute_dims call)

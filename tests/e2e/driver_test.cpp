@@ -601,7 +601,7 @@ TEST(Driver, OnceRulesSkipNodesCreatedInTheRun) {
 int match_add_self_in_place(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::add) || root->operand(0) != root->operand(1)) return -1;
   Node* x = root->operand(0);
-  return rewriter.rebuild(root, op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())}) ? 0 : -1;
+  return rewriter.proven_rebuild(root, op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())}) ? 0 : -1;
 }
 const PassDef kAddSelfInPlacePass{"test_add_self_in_place", "x + x => x * 2, in place", "test.dpl",
                                   std::span(kAddSelfRules, 1), match_add_self_in_place};
@@ -634,7 +634,7 @@ int match_through_log(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
   Node* x = root->operand(0);
   Node* log = rewriter.proven_call(op::log, {x});
-  return log != nullptr && rewriter.rebuild(root, op::add, {log, x}) ? 0 : -1;
+  return log != nullptr && rewriter.proven_rebuild(root, op::add, {log, x}) ? 0 : -1;
 }
 const PassDef kThroughLogPass{"test_through_log", "exp(x) => log(x) + x", "log.dpl", kThroughLogRules,
                               match_through_log};
@@ -699,7 +699,7 @@ int match_wrap_root(Rewriter& rewriter, Node* root) {
       root->users()[0]->is_call_of(op::nn_relu)) {
     return -1;
   }
-  return rewriter.rebuild(root, op::nn_relu, {root}) ? 0 : -1;
+  return rewriter.proven_rebuild(root, op::nn_relu, {root}) ? 0 : -1;
 }
 const PassDef kWrapRootPass{"test_wrap_root", "exp(x) => relu(exp(x))", "wrap.dpl", kWrapRootRules, match_wrap_root};
 
@@ -722,7 +722,7 @@ TEST(Rebuild, BuildsANewCallWhereTheOperandsUseTheRoot) {
 constexpr RuleInfo kTotalRules[] = {{"total", "total.dpl:1"}};
 int match_total(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
-  const bool rebuilt = rewriter.rebuild(root, op::sum, {root->operand(0)});
+  const bool rebuilt = rewriter.proven_rebuild(root, op::sum, {root->operand(0)});
   g_last_error = rewriter.last_error();
   return rebuilt ? 0 : -1;
 }
@@ -744,6 +744,43 @@ TEST(Rebuild, DeclinesACallOfAnotherTypeAndChangesNothing) {
   EXPECT_TRUE(e->is_call_of(op::exp));
   EXPECT_EQ(e->operand(0), x);
   EXPECT_EQ(x->num_users(), 1u);
+  EXPECT_EQ(verify(function), "");
+}
+
+// rule soft: exp(x) => nn.softmax(x, axis=A), with the attributes checked at run time (Rewriter::rebuild, what
+// dplc emits for a call with attributes): axis 0 fits, a string for the int attribute is declined.
+AttrValue g_softmax_axis;
+constexpr RuleInfo kSoftRules[] = {{"soft", "soft.dpl:1"}};
+int match_soft(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  const bool rebuilt = rewriter.rebuild(root, op::nn_softmax, {root->operand(0)}, AttrList{g_softmax_axis});
+  g_last_error = rewriter.last_error();
+  return rebuilt ? 0 : -1;
+}
+const PassDef kSoftPass{"test_soft", "exp(x) => softmax(x)", "soft.dpl", kSoftRules, match_soft};
+
+TEST(Rebuild, ChecksAndInternsTheAttributesItIsGiven) {
+  Function function("main");
+  Builder b(function);
+  Node* e = b.call("exp", {b.param("x", tensor_type({4, 4}))});
+  Node* other = b.call("nn.softmax", {b.param("y", tensor_type({4, 4}))}, {{"axis", int64_t{0}}});
+  b.output(b.tuple({b.call("negative", {e}), other}));
+
+  g_softmax_axis = std::string("rows");
+  g_last_error.clear();
+  PassResult result = run_pass(kSoftPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_THAT(g_last_error, HasSubstr("attribute axis must be"));
+  EXPECT_TRUE(e->is_call_of(op::exp));
+
+  g_softmax_axis = int64_t{0};
+  result = run_pass(kSoftPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  ASSERT_TRUE(e->is_call_of(op::nn_softmax));
+  EXPECT_EQ(e->attr(0), AttrValue(int64_t{0}));
+  EXPECT_EQ(&e->attrs(), &other->attrs()) << "equal attribute lists are one list";
   EXPECT_EQ(verify(function), "");
 }
 

@@ -351,7 +351,8 @@ Node* Function::add_constant(Literal literal) {
   return node;
 }
 
-Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error) {
+const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands, AttrList attrs,
+                                        std::string& error) {
   const OpRegistry& registry = OpRegistry::global();
   if (op >= registry.size()) {
     error = "unknown op id " + std::to_string(op);
@@ -370,13 +371,17 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attr
     }
   }
   // Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
-  const AttrList* interned = defaults != nullptr ? defaults : call_memo_->intern(std::move(attrs));
-  return add_checked_call(info, operands, interned, error);
+  return defaults != nullptr ? defaults : call_memo_->intern(std::move(attrs));
+}
+
+Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error) {
+  const AttrList* interned = checked_attrs(op, operands, std::move(attrs), error);
+  if (interned == nullptr) return nullptr;
+  return add_checked_call(OpRegistry::global().get(op), operands, interned, error);
 }
 
 Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
-  const OpInfo& info = OpRegistry::global().get(op);
-  return add_checked_call(info, operands, default_attrs_of(info), error);
+  return add_checked_call(OpRegistry::global().get(op), operands, default_attrs(op), error);
 }
 
 TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
@@ -403,37 +408,24 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   return node;
 }
 
-const AttrList* Function::default_attrs_of(const OpInfo& info) {
+const AttrList* Function::default_attrs(OpId op) {
+  const OpInfo& info = OpRegistry::global().get(op);
   return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
 }
 
-TypeRef Function::infer_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
-  const OpInfo& info = OpRegistry::global().get(op);
-  return infer_checked_call(info, operands, default_attrs_of(info), error);
+TypeRef Function::infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error) {
+  return infer_checked_call(OpRegistry::global().get(op), operands, attrs, error);
 }
 
-size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operands, TypeRef type) {
+size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operands, const AttrList* attrs,
+                              TypeRef type) {
   compacted_ = false;
-  // Whether each new operand is surely listed before the node (else compaction must pull it in first): as in
-  // listed_before(), the node was appended after it, or it is an old operand (or an old operand's operand) of a
-  // node that is not a late user.
+  // Whether each new operand is surely listed before the node (else compaction must pull it in first): as a
+  // replacement before a user, with the node's old operands as what is known to come earlier.
   bool late = false;
   if (!is_late_user(node)) {
     for (const Node* operand : operands) {
-      if (node->id_ >= appended_from_id_ && operand->id_ < node->id_) continue;
-      bool earlier = false;
-      for (const Node* old : node->operands()) {
-        if (old == operand) {
-          earlier = true;
-          break;
-        }
-        if (is_late_user(old)) continue;
-        if (std::find(old->operands().begin(), old->operands().end(), operand) != old->operands().end()) {
-          earlier = true;
-          break;
-        }
-      }
-      if (!earlier) {
+      if (!listed_before(operand, node, node)) {
         late = true;
         break;
       }
@@ -459,9 +451,8 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
   if (node->num_operands_ > Node::kInlineOperands) node->cold().heap_operands.reset(new Node*[operands.size()]);
   Node** slots = node->operand_data();
   for (size_t i = 0; i < operands.size(); ++i) slots[i] = operands[i];
-  const OpInfo& info = OpRegistry::global().get(op);
   node->op_ = op;
-  node->attrs_ = default_attrs_of(info);
+  node->attrs_ = attrs;
   node->type_ = type;
   if (late) mark_late_user(node);
   size_t removed = 0;
@@ -576,6 +567,7 @@ void Function::mark_late_user(Node* node) {
 //  * both were appended since the last compact() (appending keeps id order), or only the user was;
 //  * the replacement is an operand, or an operand's operand, of `old_value` (what `=> x` rules give): a node that
 //    is not a late user is listed after its operands, so replacement, old_value and user come in this order.
+// A call rebuilt in place asks about its new operands with itself as both `user` and `old_value`.
 bool Function::listed_before(const Node* replacement, const Node* user, const Node* old_value) const {
   if (user->id_ >= appended_from_id_ && replacement->id_ < user->id_) return true;
   if (is_late_user(user) || is_late_user(old_value)) return false;

@@ -224,20 +224,38 @@ void Rewriter::count_decline(bool types_differ) {
 bool Rewriter::depends_on(std::span<Node* const> operands, const Node* root) const {
   for (const Node* operand : operands) {
     if (operand == root) return true;
-    if (operand->id() >= known_ids_ && depends_on(operand->operands(), root)) return true;
+    if (operand != nullptr && operand->id() >= known_ids_ && depends_on(operand->operands(), root)) return true;
   }
   return false;
 }
 
-bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands) {
+// Where the root cannot be rebuilt in place (`x => relu(x)`: the root stays, as the new call's operand; a
+// composite function's call or a tuple item is not an op call), the call is a new node that replaces it.
+bool Rewriter::rebuilds_in_place(const Node* root, std::span<Node* const> operands) const {
+  return root != nullptr && root->is_call() && !depends_on(operands, root);
+}
+
+bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList attrs) {
   const std::span<Node* const> values(operands.begin(), operands.size());
-  // `x => relu(x)`: the root stays as the new call's operand, so the call is a new node; so it is where the root
-  // is not an op's call (a composite function's call, a tuple item).
-  if (!root->is_call() || depends_on(values, root)) {
+  if (!rebuilds_in_place(root, values)) {
+    Node* replacement = call(op, values, std::move(attrs));
+    return replacement != nullptr && replace(root, replacement);
+  }
+  const AttrList* interned = function_.checked_attrs(op, values, std::move(attrs), last_error_);
+  return interned != nullptr && rebuild_in_place(root, op, values, interned);
+}
+
+bool Rewriter::proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> operands) {
+  const std::span<Node* const> values(operands.begin(), operands.size());
+  if (!rebuilds_in_place(root, values)) {
     Node* replacement = proven_call(op, operands);
     return replacement != nullptr && replace(root, replacement);
   }
-  TypeRef type = function_.infer_call_with_defaults(op, values, last_error_);
+  return rebuild_in_place(root, op, values, function_.default_attrs(op));
+}
+
+bool Rewriter::rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs) {
+  TypeRef type = function_.infer_call(op, operands, attrs, last_error_);
   if (type == nullptr) return false;
   bool types_differ = false;
   if (std::string why = type_problem(root, type, types_differ); !why.empty()) {
@@ -253,7 +271,7 @@ bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operand
   std::vector<Node*>& users = users_scratch_;
   users.clear();
   for (Node* user : root->users()) users.push_back(user);  // not assign(): a memmove call for a user or two
-  function_.rebuild_call(root, op, values, type);
+  function_.rebuild_call(root, op, operands, attrs, type);
   queue_rewritten(known, users, created);
   return true;
 }

@@ -233,14 +233,19 @@ class Function {
   // Redirects every use of `old_value` (and the function output) to `replacement`. Uses by `replacement`
   // itself stay, so `replace_all_uses(x, relu(x))` inserts the relu after x instead of making a cycle.
   void replace_all_uses(Node* old_value, Node* replacement);
-  // The type add_call_with_defaults(op, operands) would give its call, without creating it (nullptr + error when
-  // inference fails). The same preconditions.
-  TypeRef infer_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
-  // Makes the live op call `node` (NodeKind::Call) the call op(operands) of type `type` (from infer_call_with_defaults) with the op's
-  // default attributes, in place: its id, name and users stay, so a rewrite whose right-hand side is one call
-  // creates no node and moves no use. Old operands left without a user are removed as erase_unused() removes
-  // them. No operand may be `node` or depend on it. Returns how many nodes were removed.
-  size_t rebuild_call(Node* node, OpId op, std::span<Node* const> operands, TypeRef type);
+  // What add_call() checks (the op is registered, arity and attribute kinds fit, no operand was removed) and the
+  // attribute list it would give its call, interned (empty `attrs`: the op's defaults); nullptr + error when a
+  // check fails.
+  const AttrList* checked_attrs(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
+  const AttrList* default_attrs(OpId op);  // the op's defaults, interned: what add_call_with_defaults() gives
+  // The type a call op(operands) with `attrs` (interned above) would get, without creating it (nullptr + error
+  // when inference fails).
+  TypeRef infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error);
+  // Makes the live op call `node` (NodeKind::Call) the call op(operands) with `attrs` and `type` (from the two
+  // above) in place: its id, name and users stay, so a rewrite whose right-hand side is one call creates no node
+  // and moves no use. Old operands left without a user are removed as erase_unused() removes them. No operand may
+  // be `node` or depend on it. Returns how many nodes were removed.
+  size_t rebuild_call(Node* node, OpId op, std::span<Node* const> operands, const AttrList* attrs, TypeRef type);
   // Removes `node` if nothing uses it (and it is neither a parameter nor the output), then every operand that
   // becomes unused the same way. Removed nodes are marked dead and leave their operands' use lists at once;
   // they stay in nodes() until the next compact(). Returns how many nodes were removed.
@@ -270,7 +275,6 @@ class Function {
   // Its type inference (or the memo's answer).
   TypeRef infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                              std::string& error);
-  const AttrList* default_attrs_of(const OpInfo& info);  // interned once per op
   // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
   // (then the general path finishes the job).
   bool compact_if_all_used();

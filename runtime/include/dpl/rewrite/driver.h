@@ -117,12 +117,14 @@ class Rewriter {
   // Declines (returns false, graph unchanged apart from unused new nodes) when the replacement's type differs
   // from root's in dtype, rank or a static dimension.
   bool replace(Node* root, Node* replacement);
-  // replace(root, proven_call(op, operands)) without the new node: `root` becomes that call in place (its id,
-  // name and users stay), so the rewrite moves no use. dplc's right-hand sides that are one call with default
-  // attributes use it. Where the operands depend on `root` (`x => relu(x)`), or `root` is not an op call (a
-  // composite function's call), it builds the call and replaces.
-  // Declines as proven_call() and replace() do, changing nothing.
-  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands);
+  // replace(root, call(op, operands, attrs)) without the new node: `root` becomes that call in place (its id,
+  // name and users stay), so the rewrite moves no use. What dplc emits for a right-hand side that is one op call.
+  // Where the operands depend on `root` (`x => relu(x)`), or `root` is not an op call (a composite function's
+  // call), it builds the call and replaces. Declines as call() and replace() do, changing nothing.
+  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList attrs = {});
+  // rebuild() with the op's default attributes, without the checks dplc's right-hand sides have passed at compile
+  // time (as proven_call()).
+  bool proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> operands);
   // All or nothing: checks every (root, replacement) pair as replace() does, then replaces them all (multi-root
   // and group rules). Declines, changing nothing, when any pair does not fit.
   bool replace_all(std::span<const std::pair<Node*, Node*>> replacements);
@@ -163,6 +165,8 @@ class Rewriter {
   static std::string type_problem(const Node* root, TypeRef replacement, bool& types_differ);
   void count_decline(bool types_differ);  // after last_error_ says why a replacement was declined
   bool depends_on(std::span<Node* const> operands, const Node* root) const;
+  bool rebuilds_in_place(const Node* root, std::span<Node* const> operands) const;
+  bool rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs);
 
   Function& function_;
   Module* module_ = nullptr;
