@@ -421,11 +421,14 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
                               TypeRef type) {
   compacted_ = false;
   // Whether each new operand is surely listed before the node (else compaction must pull it in first): as a
-  // replacement before a user, with the node's old operands as what is known to come earlier.
+  // replacement before a user, with the node's old operands as what is known to come earlier. One appended since
+  // the last compaction after the node (appending keeps id order) surely comes later: a right-hand side's new
+  // nodes and constants.
   bool late = false;
   if (!is_late_user(node)) {
     for (const Node* operand : operands) {
-      if (!listed_before(operand, node, node)) {
+      const bool appended_after = operand->id_ >= appended_from_id_ && operand->id_ > node->id_;
+      if (appended_after || !listed_before(operand, node, node)) {
         late = true;
         break;
       }
