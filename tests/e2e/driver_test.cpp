@@ -293,6 +293,11 @@ TEST(Driver, RequeuesTheUsersOfAReplacedNode) {
 
 // rule to_half: exp(x) => astype(x, "float16") — a right-hand side of another dtype, which replace() refuses.
 std::string g_last_error;
+// What a matcher returns for a rule that `fired` (0) or not (-1), keeping the rewriter's last error for the test.
+int outcome(Rewriter& rewriter, bool fired) {
+  g_last_error = rewriter.last_error();
+  return fired ? 0 : -1;
+}
 constexpr RuleInfo kToHalfRules[] = {{"to_half", "half.dpl:1"}};
 int match_to_half(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
@@ -301,9 +306,7 @@ int match_to_half(Rewriter& rewriter, Node* root) {
     g_last_error = "astype did not type-check: " + rewriter.last_error();
     return -1;
   }
-  const bool replaced = rewriter.replace(root, half);
-  g_last_error = rewriter.last_error();
-  return replaced ? 0 : -1;
+  return outcome(rewriter, rewriter.replace(root, half));
 }
 const PassDef kToHalfPass{"test_to_half", "changes the dtype", "half.dpl", kToHalfRules, match_to_half};
 
@@ -329,9 +332,7 @@ constexpr RuleInfo kFlattenRules[] = {{"flatten", "flatten.dpl:1"}};
 int match_flatten(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
   Node* flat = rewriter.call(op::reshape, {root->operand(0), rewriter.shape({Dim::fixed(64)})});
-  const bool replaced = flat != nullptr && rewriter.replace(root, flat);
-  g_last_error = rewriter.last_error();
-  return replaced ? 0 : -1;
+  return outcome(rewriter, flat != nullptr && rewriter.replace(root, flat));
 }
 const PassDef kFlattenPass{"test_flatten", "changes the rank", "flatten.dpl", kFlattenRules, match_flatten};
 
@@ -476,9 +477,7 @@ int match_merge_siblings(Rewriter& rewriter, Node* root) {
   if (sibling == nullptr || rewriter.created_in_run(root)) return -1;
   Node* merged = rewriter.call(op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())});
   const std::pair<Node*, Node*> replacements[] = {{root, merged}, {sibling, merged}};
-  const bool replaced = merged != nullptr && rewriter.replace_all(replacements);
-  g_last_error = rewriter.last_error();
-  return replaced ? 0 : -1;
+  return outcome(rewriter, merged != nullptr && rewriter.replace_all(replacements));
 }
 const PassDef kMergePass{"test_merge", "multi-root merge", "merge.dpl", kMergeRules, match_merge_siblings};
 
@@ -491,9 +490,7 @@ int match_merge_badly(Rewriter& rewriter, Node* root) {
   Node* merged = rewriter.call(op::multiply, {x, rewriter.scalar(2.0, x->type()->dtype())});
   Node* flat = rewriter.call(op::reshape, {x, rewriter.shape({Dim::fixed(16)})});
   const std::pair<Node*, Node*> replacements[] = {{root, merged}, {sibling, flat}};
-  const bool replaced = merged != nullptr && flat != nullptr && rewriter.replace_all(replacements);
-  g_last_error = rewriter.last_error();
-  return replaced ? 0 : -1;
+  return outcome(rewriter, merged != nullptr && flat != nullptr && rewriter.replace_all(replacements));
 }
 const PassDef kMergeBadlyPass{"test_merge_badly", "multi-root merge", "merge.dpl", kMergeRules, match_merge_badly};
 
@@ -722,9 +719,7 @@ TEST(Rebuild, BuildsANewCallWhereTheOperandsUseTheRoot) {
 constexpr RuleInfo kTotalRules[] = {{"total", "total.dpl:1"}};
 int match_total(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
-  const bool rebuilt = rewriter.proven_rebuild(root, op::sum, {root->operand(0)});
-  g_last_error = rewriter.last_error();
-  return rebuilt ? 0 : -1;
+  return outcome(rewriter, rewriter.proven_rebuild(root, op::sum, {root->operand(0)}));
 }
 const PassDef kTotalPass{"test_total", "exp(x) => sum(x)", "total.dpl", kTotalRules, match_total};
 
@@ -753,9 +748,7 @@ AttrValue g_softmax_axis;
 constexpr RuleInfo kSoftRules[] = {{"soft", "soft.dpl:1"}};
 int match_soft(Rewriter& rewriter, Node* root) {
   if (!root->is_call_of(op::exp)) return -1;
-  const bool rebuilt = rewriter.rebuild(root, op::nn_softmax, {root->operand(0)}, AttrList{g_softmax_axis});
-  g_last_error = rewriter.last_error();
-  return rebuilt ? 0 : -1;
+  return outcome(rewriter, rewriter.rebuild(root, op::nn_softmax, {root->operand(0)}, AttrList{g_softmax_axis}));
 }
 const PassDef kSoftPass{"test_soft", "exp(x) => softmax(x)", "soft.dpl", kSoftRules, match_soft};
 
