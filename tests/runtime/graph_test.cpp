@@ -7,6 +7,7 @@
 
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
+#include "dpl/ir/op_registry.h"
 #include "dpl/text/tvmscript.h"
 #include "tensor_types.h"
 
@@ -290,6 +291,37 @@ TEST_F(Graph, CompactKeepsTheOrderWhenAReplacementIsListedEarlier) {
   f.compact();
   EXPECT_EQ(names(f), (std::vector<std::string>{"x", "n2", "user", "user2", ""}));
   EXPECT_TRUE(n->is_dead());
+  EXPECT_EQ(verify(f), "");
+}
+
+// A rewrite's new constant goes first at compaction (after the parameters): the users given it, earlier in the
+// order, are not pulled apart one by one, and it does not land just before the first of them.
+TEST_F(Graph, ConstantsAppendedSinceTheLastCompactionLeadTheOrder) {
+  auto [x, a, c, d] = compacted_chain();
+  std::string error;
+  // c = tanh(a) rebuilt in place as multiply(a, two): c now reads a node listed after it.
+  Node* two = named(b.scalar(2.0), "two");
+  const std::vector<Node*> operands{a, two};
+  const AttrList* attrs = f.default_attrs(op::multiply);
+  TypeRef type = f.infer_call(op::multiply, operands, attrs, error);
+  ASSERT_NE(type, nullptr) << error;
+  f.rebuild_call(c, op::multiply, operands, attrs, type);
+  EXPECT_FALSE(f.order_is_topological());
+  EXPECT_EQ(verify(f), "");
+  f.compact();
+  EXPECT_TRUE(f.order_is_topological());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "two", "a", "c", "d"}));
+  EXPECT_EQ(verify(f), "");
+
+  // A replacement by a new constant: it goes before `two`, which the last compaction placed.
+  Node* half = named(f.add_constant(Literal{DType::Float32, {4}, {0.5, 0.5, 0.5, 0.5}}), "half");
+  f.replace_all_uses(a, half);
+  EXPECT_FALSE(f.order_is_topological());
+  EXPECT_EQ(f.erase_unused(a), 1u);
+  f.compact();
+  EXPECT_TRUE(f.order_is_topological());
+  EXPECT_EQ(names(f), (std::vector<std::string>{"x", "half", "two", "c", "d"}));
+  EXPECT_EQ(c->operand(0), half);
   EXPECT_EQ(verify(f), "");
 }
 

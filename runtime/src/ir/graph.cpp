@@ -292,15 +292,19 @@ Node* Function::new_node(NodeKind kind, TypeRef type, std::span<Node* const> ope
   node.kind_ = kind;
   node.id_ = next_id_++;
   node.type_ = type;
-  node.num_operands_ = static_cast<uint32_t>(operands.size());
-  if (node.num_operands_ > Node::kInlineOperands) node.cold().heap_operands.reset(new Node*[operands.size()]);
-  Node** slots = node.operand_data();
-  for (size_t i = 0; i < operands.size(); ++i) {  // not std::copy: a memmove call for two or three pointers
-    slots[i] = operands[i];
-    add_use(operands[i], &node);
-  }
+  set_operands(&node, operands);
   order_.push_back(&node);
   return &node;
+}
+
+void Function::set_operands(Node* node, std::span<Node* const> operands) {
+  node->num_operands_ = static_cast<uint32_t>(operands.size());
+  if (node->num_operands_ > Node::kInlineOperands) node->cold().heap_operands.reset(new Node*[operands.size()]);
+  Node** slots = node->operand_data();
+  for (size_t i = 0; i < operands.size(); ++i) {  // not std::copy: a memmove call for two or three pointers
+    slots[i] = operands[i];
+    add_use(operands[i], node);
+  }
 }
 
 void Function::add_use(Node* value, Node* user) {
@@ -348,17 +352,17 @@ Node* Function::add_constant(Literal literal) {
   node->cold().extra = std::make_unique<Node::Extra>();
   const Literal& stored = node->cold().extra->literal = std::move(literal);
   node->constant_ = {stored.is_scalar() ? stored.values[0] : 0.0, stored.dtype, stored.is_scalar()};
+  leader_ids_.push_back(node->id_);
   return node;
 }
 
 const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands, AttrList attrs,
                                         std::string& error) {
-  const OpRegistry& registry = OpRegistry::global();
-  if (op >= registry.size()) {
+  if (op >= registry_.size()) {
     error = "unknown op id " + std::to_string(op);
     return nullptr;
   }
-  const OpInfo& info = registry.get(op);
+  const OpInfo& info = registry_.get(op);
   // Empty `attrs` stand for the defaults, interned once per op: creating such a call allocates nothing for them.
   const AttrList* defaults = attrs.empty() && !info.attrs.empty() ? call_memo_->defaults_of(info) : nullptr;
   // Stores int literals given for float attributes as doubles; check_signature reports any other mismatch.
@@ -377,11 +381,11 @@ const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands
 Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error) {
   const AttrList* interned = checked_attrs(op, operands, std::move(attrs), error);
   if (interned == nullptr) return nullptr;
-  return add_checked_call(OpRegistry::global().get(op), operands, interned, error);
+  return add_checked_call(registry_.get(op), operands, interned, error);
 }
 
 Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
-  return add_checked_call(OpRegistry::global().get(op), operands, default_attrs(op), error);
+  return add_checked_call(registry_.get(op), operands, default_attrs(op), error);
 }
 
 TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
@@ -409,26 +413,40 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
 }
 
 const AttrList* Function::default_attrs(OpId op) {
-  const OpInfo& info = OpRegistry::global().get(op);
+  const OpInfo& info = registry_.get(op);
   return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
 }
 
 TypeRef Function::infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error) {
-  return infer_checked_call(OpRegistry::global().get(op), operands, attrs, error);
+  return infer_checked_call(registry_.get(op), operands, attrs, error);
+}
+
+// Inline: replace_all_uses() asks once per use it moves.
+inline bool Function::now_late(const Node* value, const Node* user, const Node* old_value) {
+  if (value->id_ >= appended_from_id_) {
+    if (leads_at_compaction(value)) {
+      order_stale_ = true;
+      return false;
+    }
+    // Appended since the last compaction after the user (appending keeps id order): surely later.
+    if (value->id_ > user->id_) return true;
+  }
+  return !listed_before(value, user, old_value);
+}
+
+inline bool Function::leads_at_compaction(const Node* value) const {
+  return value->id_ >= appended_from_id_ && (value->kind_ == NodeKind::Constant || value->kind_ == NodeKind::ShapeLit);
 }
 
 size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operands, const AttrList* attrs,
                               TypeRef type) {
   compacted_ = false;
   // Whether each new operand is surely listed before the node (else compaction must pull it in first): as a
-  // replacement before a user, with the node's old operands as what is known to come earlier. One appended since
-  // the last compaction after the node (appending keeps id order) surely comes later: a right-hand side's new
-  // nodes and constants.
+  // replacement before a user, with the node's old operands as what is known to come earlier.
   bool late = false;
   if (!is_late_user(node)) {
     for (const Node* operand : operands) {
-      const bool appended_after = operand->id_ >= appended_from_id_ && operand->id_ > node->id_;
-      if (appended_after || !listed_before(operand, node, node)) {
+      if (now_late(operand, node, node)) {
         late = true;
         break;
       }
@@ -448,12 +466,8 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
   // Old uses out before the new ones go in: an operand the node keeps (`add(x, x) => multiply(x, 2)`) does not
   // grow its use list on the way. Nothing is removed before all are in.
   for (Node* old : old_operands) drop_use(old, node);
-  for (Node* operand : operands) add_use(operand, node);
   node->drop_operands();
-  node->num_operands_ = static_cast<uint32_t>(operands.size());
-  if (node->num_operands_ > Node::kInlineOperands) node->cold().heap_operands.reset(new Node*[operands.size()]);
-  Node** slots = node->operand_data();
-  for (size_t i = 0; i < operands.size(); ++i) slots[i] = operands[i];
+  set_operands(node, operands);
   node->op_ = op;
   node->attrs_ = attrs;
   node->type_ = type;
@@ -493,6 +507,7 @@ Node* Function::add_shape(std::vector<Dim> dims) {
   Node* node = new_node(NodeKind::ShapeLit, Type::shape(static_cast<int>(dims.size())), {});
   node->cold().extra = std::make_unique<Node::Extra>();
   node->cold().extra->shape_value = std::move(dims);
+  leader_ids_.push_back(node->id_);
   return node;
 }
 
@@ -551,7 +566,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       if (operand != old_value) continue;
       operand = replacement;
       add_use(replacement, user);
-      if (!listed_before(replacement, user, old_value)) mark_late_user(user);
+      if (now_late(replacement, user, old_value)) mark_late_user(user);
     }
   }
   old_value->users_size_ = kept;
@@ -695,6 +710,7 @@ void Function::compact() {
   record_dead_states();  // what compact_unreachable() removed
   for (uint32_t id : late_user_ids_) node_states_[id] &= static_cast<uint8_t>(~kLateUserState);
   late_user_ids_.clear();
+  leader_ids_.clear();
   maybe_unused_.clear();
   appended_from_id_ = next_id_;
   dead_in_order_ = 0;
@@ -792,6 +808,12 @@ bool Function::compact_if_all_used() {
   order.insert(order.end(), params_.begin(), params_.end());
   ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
   for (uint32_t id : param_ids_) node_states_[id] |= kEmitted;
+  for (uint32_t id : leader_ids_) {  // the new constants, which users may have been given without pulling them in
+    if (node_states_[id] & kDeadState) continue;
+    node_states_[id] |= kEmitted;
+    order.push_back(node_with_id(id));
+    ids.push_back(id);
+  }
   for_each_listed_node([&](uint32_t id, Node* node) {
     const uint8_t state = node_states_[id];
     if (state & (kDeadState | kParamState | kEmitted)) return;  // kEmitted: pulled in before a late user

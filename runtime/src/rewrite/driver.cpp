@@ -333,7 +333,12 @@ void Rewriter::queue_rewritten(size_t known, std::vector<Node*>& users, std::spa
   if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
   // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
   // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
-  std::sort(users.begin(), users.end(), [](const Node* a, const Node* b) { return a->id() > b->id(); });
+  auto later_first = [](const Node* a, const Node* b) { return a->id() > b->id(); };
+  if (users.size() == 2) {  // most roots have a user or two: no call into the sort
+    if (later_first(users[1], users[0])) std::swap(users[0], users[1]);
+  } else if (users.size() > 2) {
+    std::sort(users.begin(), users.end(), later_first);
+  }
   for (Node* user : users) {
     if (user->id() < known) enqueue(user);
   }

@@ -223,7 +223,7 @@ class Function {
   // Nodes in topological order (operands before users), parameters first. Valid after construction and after
   // compact(); rewrites append new nodes at the end until the next compact().
   const std::vector<Node*>& nodes() const { return order_; }
-  // False once replace_all_uses() may have made a node use one listed after it; compact() restores the order.
+  // False once a rewrite may have made a node use one listed after it; compact() restores the order.
   bool order_is_topological() const { return !order_stale_; }
   size_t num_live_nodes() const;
   // Every node id of this function is below this bound (for side tables indexed by Node::id()).
@@ -307,8 +307,16 @@ class Function {
   void install_order(std::vector<Node*>&& order, std::vector<uint32_t>&& ids);
   // Marks `node` as a late user (its operands are to be pulled in before it at the next compact()).
   void mark_late_user(Node* node);
+  // Whether `user`, which now reads `value` where it read `old_value`, must become a late user. A value that
+  // leads at compaction never makes it one; relying on that only makes the order stale.
+  bool now_late(const Node* value, const Node* user, const Node* old_value);
+  // Whether compact() lists `value` first, after the parameters: a constant or shape literal appended since the
+  // last compaction (leader_ids_). A rewrite's new constants need not be pulled in before each of their users.
+  bool leads_at_compaction(const Node* value) const;
   // Whether `replacement` is surely listed before `user` (a user of `old_value`) in order_.
   bool listed_before(const Node* replacement, const Node* user, const Node* old_value) const;
+  // Gives `node`, which holds no operands, the list `operands`, and each of them a use by it.
+  void set_operands(Node* node, std::span<Node* const> operands);
   void compact_unreachable();  // compact() when some live node may be unreachable from the output
   // Removes one entry of `user` from `value`'s use list; the last entry fills its slot.
   void drop_use(Node* value, Node* user);
@@ -328,6 +336,7 @@ class Function {
   // (graph.cpp).
   struct CallMemo;
   std::unique_ptr<CallMemo> call_memo_;
+  const OpRegistry& registry_ = OpRegistry::global();  // a rewrite asks it twice: not a guarded call each time
   struct UsePool;
   std::unique_ptr<UsePool> use_pool_;
   void add_use(Node* value, Node* user);
@@ -347,6 +356,8 @@ class Function {
   std::vector<uint32_t> late_user_ids_;
   // next_id_ at the last compact(): nodes from here on were appended in id order after all older ones.
   uint32_t appended_from_id_ = 0;
+  // The constants and shape literals appended since then, which compaction lists first (leads_at_compaction()).
+  std::vector<uint32_t> leader_ids_;
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
   std::vector<Node*> rebuilt_operands_;  // rebuild_call()'s old operands beyond three, kept to reuse its memory
   // Where drop_use() last removed a user of a long use list, per value (a few values, by id): see drop_use().
