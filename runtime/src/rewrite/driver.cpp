@@ -208,6 +208,8 @@ std::string Rewriter::replacement_problem(const Node* root, const Node* replacem
 }
 
 std::string Rewriter::type_problem(const Node* root, TypeRef replacement, bool& types_differ) {
+  types_differ = false;
+  if (root->type() == replacement) return {};  // interned: the usual case is one pointer comparison
   std::string why = type_mismatch(root->type(), replacement);
   types_differ = !why.empty();
   if (!types_differ) return why;
