@@ -178,8 +178,7 @@ def build_table(runs, compile_info):
     for name, run in sorted(runs.items()):
         if not name.startswith("interpreted/") or run["error"]:
             continue
-        workload = name.split("/")[1]
-        compiled = runs.get(f"{workload}/{size_of(name)}")
+        compiled = compiled_run(runs, name)
         ratio = run["seconds"] / compiled["seconds"] if compiled and not compiled["error"] else None
         table.add(f"{interpreted_label(name)}: interpreted", int(run["nodes"]), run["seconds"],
                   run.get("ns_per_visited"), run.get("ns_per_node"), ratio,
@@ -268,7 +267,7 @@ def target_lines(runs, compile_info):
                      + f" -> {verdict(emit['seconds'] <= 1.0)}")
     ratios = []
     for name, run in sorted(runs.items()):
-        compiled = runs.get(f"{name.split('/')[1]}/{size_of(name)}") if name.startswith("interpreted/") else None
+        compiled = compiled_run(runs, name) if name.startswith("interpreted/") else None
         if compiled and not run["error"] and not compiled["error"]:
             ratios.append((run["seconds"] / compiled["seconds"], interpreted_label(name)))
     for name, run in sorted(runs.items()):
@@ -296,10 +295,20 @@ def target_lines(runs, compile_info):
     return lines
 
 
+def compiled_run(runs, name):
+    """The compiled pass's run on the workload of interpreted/<workload>: the name without the prefix."""
+    return runs.get(name.removeprefix("interpreted/"))
+
+
 def interpreted_label(name):
-    """interpreted/chain/100000 -> chain; interpreted/rules/256 -> 256 rules, same root op."""
+    """interpreted/chain/100000 -> chain; interpreted/rules/256 -> 256 rules, same root op;
+    interpreted/cascade/worklist/depth_1000/100000 -> cascade, depth 1000."""
     workload = name.split("/")[1]
-    return f"{size_of(name)} rules, same root op" if workload == "rules" else workload
+    if workload == "rules":
+        return f"{size_of(name)} rules, same root op"
+    if workload == "cascade":
+        return "cascade, " + name.split("/")[3].replace("_", " ")
+    return workload
 
 
 def machine_lines(context, build_dir):

@@ -150,6 +150,15 @@ void register_all(const BenchOptions& options) {
                         transformer_of(interpreted_layers),
                         worklist_driver(interpreted_pass(DPL_BENCH_RULES_DIR "/transformer.dpl", "bench_transformer")),
                         interpreted_layers * transformer_layer_size().rewrites);
+  // The workload of the design brief's target: cascading rewrites at 10^5 nodes, as cascade/worklist/depth_1000.
+  {
+    const size_t depth = options.smoke ? 10 : 1000;
+    const size_t trees = std::max<size_t>(1, interpreted_size / cascade_tree_nodes(depth));
+    add_rewrite_benchmark(
+        fmt::format("interpreted/cascade/worklist/depth_{}/{}", depth, interpreted_size),
+        synthetic([trees, depth](Function& function) { build_distribute_cascade(function, trees, depth); }),
+        worklist_driver(interpreted_pass(DPL_BENCH_RULES_DIR "/cascade.dpl", "bench_cascade")), trees * depth);
+  }
   // Where matching dominates: the 64 and 256 rules on one root op of 3. against their compiled passes (the
   // transformer pass above spends most of its time in what the two modes share: the sweep and compact()).
   for (size_t count : {size_t{64}, size_t{256}}) {
