@@ -289,6 +289,39 @@ TEST(Partition, CompositeOfNamesTheCalleesCompositeAndUncalledCompositesAreRemov
   expect_same_results(*module, *original, 3);
 }
 
+// kPartitioned with the composite calling another composite for its add: unfusing main's call leaves the outer
+// composite uncalled, and removing it leaves the inner one uncalled in turn.
+std::string partitioned_with_a_nested_composite() {
+  std::string text = kPartitioned;
+  const std::string add = "            lv: R.Tensor((2, 3), dtype=\"float32\") = R.add(x, y)\n";
+  text.replace(text.find(add), add.size(),
+               "            lv: R.Tensor((2, 3), dtype=\"float32\") = cls.fused_add(x, y)\n");
+  const std::string attrs = "        R.func_attr({\"Composite\": \"demo.diff_of_squares\", \"Primitive\": True})\n";
+  text.insert(text.find(attrs) + attrs.size(), "        cls = Module\n");
+  text += R"(
+    @R.function(private=True)
+    def fused_add(x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        R.func_attr({"Composite": "demo.add", "Primitive": True})
+        with R.dataflow():
+            gv: R.Tensor((2, 3), dtype="float32") = R.add(x, y)
+            R.output(gv)
+        return gv
+)";
+  return text;
+}
+
+TEST(Partition, ACompositeCalledOnlyByARemovedCompositeGoesWithIt) {
+  std::unique_ptr<Module> module = read_text(partitioned_with_a_nested_composite());
+  ASSERT_NE(module, nullptr);
+  ASSERT_NE(module->find("fused_add"), nullptr);
+  const PassResult result = run_pass(kUnfusePass, *module, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 1u);
+  EXPECT_EQ(module->find("fused_add_subtract_multiply"), nullptr);
+  EXPECT_EQ(module->find("fused_add"), nullptr);
+  EXPECT_EQ(module->functions().size(), 1u);
+}
+
 // kPartitioned with main adding x and y itself: the composite function is there, and nothing calls it.
 std::string partitioned_without_the_call() {
   std::string text = kPartitioned;

@@ -538,6 +538,7 @@ bool Function::is_late_user(const Node* node) const {
 void Function::set_dead(Node* node) {
   node->dead_ = true;
   dead_ids_.push_back(node->id_);
+  if (node->kind_ == NodeKind::FuncCall) [[unlikely]] removed_calls_.push_back({node->id_, node->callee()});
 }
 
 void Function::record_dead_states() {

@@ -369,9 +369,8 @@ PassResult empty_result(const PassDef& pass) {
 
 // One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
 // functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
-// functions they create. Sets result.error when the pass stopped. Returns whether the function changed: a rule
-// fired, or nodes were built and dropped, or compaction removed nodes.
-bool run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
+// functions they create. Sets result.error when the pass stopped.
+void run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
                      PassResult& result) {
   const auto start = std::chrono::steady_clock::now();
   PassStats& stats = result.stats;
@@ -474,7 +473,6 @@ bool run_on_function(const PassDef& pass, Function& function, Module* module, co
   const size_t removed = before - function.nodes().size() - discarded;
   stats.nodes_removed += removed;
   stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return stats.rewrites != rewrites_before || discarded != 0 || removed != 0;
 }
 
 bool is_private_composite(const Function& function) {
@@ -504,21 +502,38 @@ class CalledFunctions {
   std::vector<const Function*> called_;
 };
 
-// Removes the `candidates` (functions of `module`) nothing calls any more, repeatedly: a removed function no
-// longer calls anything.
+// Adds the private composite functions that `function`'s live calls call.
+void add_called_composites(const Module& module, const Function& function, std::vector<const Function*>& found) {
+  if (!function.may_call_functions()) return;
+  for (const Node* node : function.nodes()) {
+    if (node->kind() != NodeKind::FuncCall || node->is_dead()) continue;
+    const Function* callee = module.find(node->callee());
+    if (callee != nullptr && callee != &function && is_private_composite(*callee)) found.push_back(callee);
+  }
+}
+
+// Removes the `candidates` (functions of `module`) that are private composites nothing calls any more,
+// repeatedly: a removed function takes its calls with it, so the composites it called become candidates in turn.
 void remove_uncalled(Module& module, std::vector<const Function*> candidates) {
-  for (bool removed = true; removed && !candidates.empty();) {
-    std::vector<std::string> uncalled;
+  while (!candidates.empty()) {
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    std::vector<const Function*> uncalled;
     {
       const CalledFunctions called(module);  // looked at before anything is removed
-      std::erase_if(candidates, [&](const Function* function) {
-        if (called.contains(function)) return false;
-        uncalled.push_back(function->name());
-        return true;
-      });
+      for (const Function* function : candidates) {
+        if (is_private_composite(*function) && !called.contains(function)) uncalled.push_back(function);
+      }
     }
-    removed = false;
-    for (const std::string& name : uncalled) removed |= module.remove_function(name);
+    candidates.clear();
+    for (const Function* function : uncalled) add_called_composites(module, *function, candidates);
+    std::erase_if(candidates, [&](const Function* callee) {  // not those about to go (uncalled is sorted)
+      return std::binary_search(uncalled.begin(), uncalled.end(), callee);
+    });
+    for (const Function* function : uncalled) {
+      const std::string name = function->name();  // a copy: the function dies in remove_function()
+      module.remove_function(name);
+    }
   }
 }
 
@@ -542,31 +557,29 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     if (pass.order == VisitOrder::UsersFirst && function->find_attr("Composite") != nullptr) continue;
     functions.push_back(function.get());
   }
-  // Composite functions the pass may leave uncalled: those called now (a rewrite may replace their calls). They
-  // outlive the pass: a rewrite removes only a function it has just created and could not use (partition.cpp).
-  std::vector<const Function*> removable;
-  if (std::any_of(existing.begin(), existing.end(), [](const Function* f) { return is_private_composite(*f); })) {
-    const CalledFunctions called(module);
-    for (const Function* function : existing) {
-      if (is_private_composite(*function) && called.contains(function)) removable.push_back(function);
-    }
-  }
-  bool changed = false;
+  // Private composite functions the pass may leave uncalled: those it removed a call of (a call that was there
+  // before the pass: a composite nothing called before stays), found from the removals, so that a pass that
+  // removes no call (most passes of a pipeline) does not walk every call of the module.
+  std::vector<const Function*> candidates;
   for (Function* function : functions) {
-    changed |= run_on_function(pass, *function, &module, options, total);
+    function->take_removed_calls();  // removed before the pass: not its doing
+    const uint32_t known = function->node_id_bound();
+    run_on_function(pass, *function, &module, options, total);
+    for (const Function::RemovedCall& call : function->take_removed_calls()) {
+      // A call that was there before calls a function that was too: the pass removes only functions it created.
+      if (call.id >= known) continue;
+      if (const Function* callee = module.find(call.callee)) candidates.push_back(callee);
+    }
     if (!total.ok()) break;
   }
-  // Where no node was removed and no function added, every function called before still is (most passes of a
-  // pipeline find nothing: they skip the walk over every call of the module).
-  if (!changed && module.functions().size() == existing.size()) return total;
   // ... and those it created (a later rule of the same pass may have replaced their calls too).
-  std::sort(existing.begin(), existing.end());
-  for (const auto& function : module.functions()) {
-    if (is_private_composite(*function) && !std::binary_search(existing.begin(), existing.end(), function.get())) {
-      removable.push_back(function.get());
+  if (module.functions().size() != existing.size()) {
+    std::sort(existing.begin(), existing.end());
+    for (const auto& function : module.functions()) {
+      if (!std::binary_search(existing.begin(), existing.end(), function.get())) candidates.push_back(function.get());
     }
   }
-  remove_uncalled(module, std::move(removable));
+  remove_uncalled(module, std::move(candidates));
   return total;
 }
 

@@ -253,6 +253,14 @@ class Function {
   // Removes nodes that the output does not depend on (parameters stay) and rebuilds a topological order that
   // keeps the existing relative order where it can.
   void compact();
+  // A removed call of another function (NodeKind::FuncCall): its node id and callee.
+  struct RemovedCall {
+    uint32_t id = 0;
+    std::string callee;
+  };
+  // The calls of other functions removed since the last take, in removal order: a module pass finds the
+  // functions it may have left uncalled from these, without walking every call of the module.
+  std::vector<RemovedCall> take_removed_calls() { return std::exchange(removed_calls_, {}); }
 
   // --- function-level metadata ---
   std::vector<FuncAttr>& attrs() { return attrs_; }
@@ -358,6 +366,7 @@ class Function {
   uint32_t appended_from_id_ = 0;
   // The constants and shape literals appended since then, which compaction lists first (leads_at_compaction()).
   std::vector<uint32_t> leader_ids_;
+  std::vector<RemovedCall> removed_calls_;  // set_dead() records each FuncCall node it removes
   std::vector<Node*> erase_pending_;  // erase_unused()'s work list, kept to reuse its memory
   std::vector<Node*> rebuilt_operands_;  // rebuild_call()'s old operands beyond three, kept to reuse its memory
   // Where drop_use() last removed a user of a long use list, per value (a few values, by id): see drop_use().
