@@ -479,18 +479,24 @@ bool is_private_composite(const Function& function) {
   return function.is_private() && function.find_attr("Composite") != nullptr;
 }
 
-// The functions that live FuncCall nodes of a module call, found through the module's name index once per call
-// (names of composites share long prefixes: comparing them is what a sorted list of names would spend its time
-// on). Valid while the module keeps its functions.
+// Calls visit(callee) for each live call of `function` to a function of `module`, found through the module's name
+// index (names of composites share long prefixes: comparing them is what a sorted list of names would spend its
+// time on).
+template <typename Visit>
+void for_each_callee(const Module& module, const Function& function, Visit visit) {
+  if (!function.may_call_functions()) return;
+  for (const Node* node : function.nodes()) {
+    if (node->kind() != NodeKind::FuncCall || node->is_dead()) continue;
+    if (const Function* callee = module.find(node->callee())) visit(callee);
+  }
+}
+
+// The functions that live calls of a module call. Valid while the module keeps its functions.
 class CalledFunctions {
  public:
   explicit CalledFunctions(const Module& module) {
     for (const auto& function : module.functions()) {
-      if (!function->may_call_functions()) continue;
-      for (const Node* node : function->nodes()) {
-        if (node->kind() != NodeKind::FuncCall || node->is_dead()) continue;
-        if (const Function* callee = module.find(node->callee())) called_.push_back(callee);
-      }
+      for_each_callee(module, *function, [this](const Function* callee) { called_.push_back(callee); });
     }
     std::sort(called_.begin(), called_.end());
   }
@@ -504,12 +510,9 @@ class CalledFunctions {
 
 // Adds the private composite functions that `function`'s live calls call.
 void add_called_composites(const Module& module, const Function& function, std::vector<const Function*>& found) {
-  if (!function.may_call_functions()) return;
-  for (const Node* node : function.nodes()) {
-    if (node->kind() != NodeKind::FuncCall || node->is_dead()) continue;
-    const Function* callee = module.find(node->callee());
-    if (callee != nullptr && callee != &function && is_private_composite(*callee)) found.push_back(callee);
-  }
+  for_each_callee(module, function, [&](const Function* callee) {
+    if (callee != &function && is_private_composite(*callee)) found.push_back(callee);
+  });
 }
 
 // Removes the `candidates` (functions of `module`) that are private composites nothing calls any more,
