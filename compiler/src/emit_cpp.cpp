@@ -760,8 +760,32 @@ class RuleEmitter {
     if (!in_place || call == nullptr || call->native != nullptr || has_spreads(*call)) {
       return "rewriter.replace(root, " + build(*rhs_, nullptr) + ")";
     }
-    return std::string("rewriter.") + (is_proven(*call) ? "proven_rebuild" : "rebuild") + "(root, " +
-           call_arguments(*call) + ")";
+    const bool proven = is_proven(*call) && !may_yield_root();
+    return std::string("rewriter.") + (proven ? "proven_rebuild" : "rebuild") + "(root, " + call_arguments(*call) +
+           ")";
+  }
+
+  // Whether the right-hand side's operands may be the matched node or be built from it: the right-hand side (or a
+  // let) names the root (`r: exp(x) => relu(r)`) or calls an extern rewriter. Every other variable binds a value
+  // below the root, which cannot depend on it (proven_rebuild() does not look).
+  bool may_yield_root() const {
+    Mentions mentioned;
+    count_mentions(*rhs_, mentioned);
+    for (const LetBinding& let : lets_) count_mentions(*let.value, mentioned);
+    const Pattern* top = pattern_;
+    while (const auto* bind = top != nullptr ? std::get_if<BindPattern>(&top->node) : nullptr) {
+      if (mentioned.count(bind->name) != 0) return true;
+      top = bind->inner.get();
+    }
+    bool native = false;
+    std::function<void(const Expr&)> visit = [&](const Expr& expr) {
+      const auto* call = std::get_if<CallExpr>(&expr.node);
+      native = native || (call != nullptr && call->native != nullptr);
+      for_each_sub_expr(expr, visit);
+    };
+    visit(*rhs_);
+    for (const LetBinding& let : lets_) visit(*let.value);
+    return native;
   }
 
   // What follows the op in Rewriter::call(): the operands, then the attributes unless they are the defaults of a

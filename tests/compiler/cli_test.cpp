@@ -178,7 +178,8 @@ TEST_F(Dplc, EmitPrintsToStdout) {
 // checks; calls with attributes, or of an op bound by the pattern, keep them.
 // Calls of a named op with its default attributes and a fixed operand list are proven (built without run-time
 // checks); a right-hand side that is one call rebuilds the matched node in place (Rewriter::rebuild, proven or
-// checked), except in a pass with `once` rules (which tell new nodes by their ids).
+// checked), except in a pass with `once` rules (which tell new nodes by their ids). A right-hand side that names
+// the matched node gets the checked rebuild, which looks for operands built from it.
 TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   write_file(dir_ / "rules.dpl",
              "pass proven {\n"
@@ -188,6 +189,7 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
              "  rule nested: multiply(x, const(3.0)) => nn.relu(add(x, x));\n"
              "  rule nested_soft: log(x) => negative(nn.softmax(x, axis=0));\n"
              "  rule nested_swap: negative((op: subtract | divide)(x, y)) => negative(op(y, x));\n"
+             "  rule wrap: r: sigmoid(_) => nn.relu(r);\n"
              "}\n"
              "pass with_once {\n"
              "  rule scale_once once: multiply(x, const(2.0)) => add(x, x);\n"
@@ -200,6 +202,8 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   EXPECT_NE(code.find("rewriter.rebuild(root, op, {y, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.proven_rebuild(root, dpl::op::nn_relu, {add"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_relu, {r})"), std::string::npos) << code;
+  EXPECT_EQ(code.find("proven_rebuild(root, dpl::op::nn_relu, {r"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.call(op, {y, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.replace(root, add"), std::string::npos) << "the pass with a once rule\n" << code;

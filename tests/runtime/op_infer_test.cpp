@@ -1,6 +1,8 @@
 // Tests of the registry's type inference for every op family, including the error messages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dpl/ir/builder.h"
 
 namespace dpl {
@@ -49,6 +51,57 @@ class Infer : public ::testing::Test {
   Dim n = Dim::symbol("n");
   Dim m = Dim::symbol("m");
 };
+
+// Function answers ops with kTypeOfOperands from their operands' types where it can (no inference, no memo); the
+// answer must be what the op's inference gives, for every such op and every pair of these types, and so must the
+// failures.
+TEST_F(Infer, TheOperandTypeShortcutGivesWhatInferenceGives) {
+  const std::vector<Node*> values = {
+      tensor({2, 3}),          tensor({}),
+      tensor({}, DType::Int64), tensor({2, 3}, DType::Int64),
+      tensor(std::vector<Dim>{n, Dim::fixed(3)}), tensor({1}),
+      of_rank(2),              of_rank(-1),
+      of_rank(0),  // rank 0 without a shape: not a scalar the shortcut may use
+      b.param("u", Type::tensor(DType::Unknown, std::vector<Dim>{Dim::fixed(2), Dim::fixed(3)})),
+      b.param("s", Type::tensor(DType::Unknown, std::vector<Dim>{})),
+      b.param("any", Type::unknown()),
+      b.param("t", Type::tuple(std::vector<TypeRef>{Type::tensor_of_rank(DType::Float32, 1)})),
+      b.param("shape", Type::shape(2)),
+  };
+  const OpRegistry& registry = OpRegistry::global();
+  size_t ops = 0;
+  size_t shortcuts = 0;
+  for (OpId op = 0; op < registry.size(); ++op) {
+    const OpInfo& info = registry.get(op);
+    if (!info.has(kTypeOfOperands)) continue;
+    ++ops;
+    const AttrList* attrs = f.default_attrs(op);
+    auto expect_agreement = [&](std::vector<Node*> operands) {
+      std::string direct_error;
+      std::string error;
+      TypeRef direct = info.infer(InferInput{operands, *attrs}, direct_error);
+      TypeRef answered = f.infer_call(op, operands, attrs, error);
+      std::string types;
+      for (const Node* operand : operands) types += " " + operand->type()->str();
+      EXPECT_EQ(answered, direct) << info.name << types << ": " << (answered ? answered->str() : error) << " vs "
+                                  << (direct ? direct->str() : direct_error);
+      EXPECT_EQ(error.empty(), direct_error.empty()) << info.name << types;
+      if (direct != nullptr && std::any_of(operands.begin(), operands.end(),
+                                           [&](const Node* operand) { return operand->type() == direct; })) {
+        ++shortcuts;
+      }
+    };
+    for (Node* x : values) {
+      if (info.max_operands == 1) {
+        expect_agreement({x});
+        continue;
+      }
+      for (Node* y : values) expect_agreement({x, y});
+    }
+  }
+  EXPECT_GE(ops, 10u);        // the arithmetic binaries and the unary ops that keep any dtype
+  EXPECT_GE(shortcuts, 50u);  // pairs whose answer is an operand's type: what the shortcut answers
+}
 
 TEST_F(Infer, BinaryBroadcasting) {
   Node* a = tensor({2, 3});

@@ -388,9 +388,36 @@ Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands,
   return add_checked_call(registry_.get(op), operands, default_attrs(op), error);
 }
 
+namespace {
+
+// The type every operand has, the rank-0 tensors of its dtype aside (a scalar broadcasts to any shape), or nullptr:
+// what an op with kTypeOfOperands infers for them, found without its inference or the memo's hash.
+TypeRef type_of_operands(std::span<Node* const> operands) {
+  TypeRef shared = nullptr;
+  for (const Node* operand : operands) {
+    TypeRef type = operand->type();
+    if (type == shared) continue;
+    if (!type->is_tensor() || type->dtype() == DType::Unknown) return nullptr;
+    auto is_scalar_of = [](TypeRef scalar, TypeRef of) {
+      return scalar->rank() == 0 && scalar->has_shape() && scalar->dtype() == of->dtype();
+    };
+    if (shared == nullptr || is_scalar_of(shared, type)) {
+      shared = type;
+    } else if (!is_scalar_of(type, shared)) {
+      return nullptr;
+    }
+  }
+  return shared;
+}
+
+}  // namespace
+
 TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                                      std::string& error) {
   if (info.infer == nullptr) return Type::unknown();
+  if (info.has(kTypeOfOperands)) {
+    if (TypeRef type = type_of_operands(operands)) return type;
+  }
   const OpId op = info.id;
   CallMemo::Inferred* memo = CallMemo::memoizable(op, operands) ? call_memo_->slot(op, interned, operands) : nullptr;
   if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) return memo->result;

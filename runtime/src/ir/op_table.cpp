@@ -1420,14 +1420,17 @@ OpInfo make_op(OpId id, int min_operands, int max_operands, uint32_t traits, Inf
   return info;
 }
 
+// infer_binary's result is an operand's type (kTypeOfOperands) unless it makes a bool or checks the dtype.
 template <OpId kOp>
 OpInfo binary(uint32_t extra_traits = 0) {
-  return make_op(kOp, 2, 2, kBroadcast | extra_traits, infer_binary<kOp>);
+  constexpr bool kOperandType = !is_comparison(kOp) && kOp != op::bitwise_and && kOp != op::bitwise_or;
+  return make_op(kOp, 2, 2, kBroadcast | extra_traits | (kOperandType ? kTypeOfOperands : 0u), infer_binary<kOp>);
 }
 
 template <OpId kOp, bool kRequireFloat>
 OpInfo unary(std::vector<AttrSpec> attrs = {}) {
-  return make_op(kOp, 1, 1, kElementwise, infer_unary<kOp, kRequireFloat>, std::move(attrs));
+  return make_op(kOp, 1, 1, kElementwise | (kRequireFloat ? 0u : kTypeOfOperands), infer_unary<kOp, kRequireFloat>,
+                 std::move(attrs));
 }
 
 template <OpId kOp>

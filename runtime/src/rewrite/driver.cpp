@@ -249,7 +249,8 @@ bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operand
 
 bool Rewriter::proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> operands) {
   const std::span<Node* const> values(operands.begin(), operands.size());
-  if (!rebuilds_in_place(root, values)) {
+  // No operand depends on root (dplc proved it): only a root that is not an op call is replaced.
+  if (!root->is_call()) {
     Node* replacement = proven_call(op, operands);
     return replacement != nullptr && replace(root, replacement);
   }

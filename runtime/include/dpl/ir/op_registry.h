@@ -59,6 +59,9 @@ enum OpTrait : uint32_t {
   kInjective = 1u << 3,    // layout / data movement
   kReduction = 1u << 4,
   kOpaque = 1u << 5,       // anything else (matmul, conv, softmax, ...)
+  // Inference gives the operands' type when they all have it, or one operand's when the others are rank-0 tensors
+  // of its dtype (`x * 2.0`): Function takes that answer without running inference (internal, not declarable).
+  kTypeOfOperands = 1u << 6,
 };
 
 // What type inference sees: the operand nodes (their types, and literal values such as `R.shape([...])`)

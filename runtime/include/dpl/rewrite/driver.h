@@ -123,7 +123,8 @@ class Rewriter {
   // call), it builds the call and replaces. Declines as call() and replace() do, changing nothing.
   bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList attrs = {});
   // rebuild() with the op's default attributes, without the checks dplc's right-hand sides have passed at compile
-  // time (as proven_call()).
+  // time (as proven_call()) and without looking for operands that depend on `root`: dplc emits it only for a
+  // right-hand side that does not name the matched node (what a pattern's variables bind lies below it).
   bool proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> operands);
   // All or nothing: checks every (root, replacement) pair as replace() does, then replaces them all (multi-root
   // and group rules). Declines, changing nothing, when any pair does not fit.
