@@ -260,22 +260,21 @@ bool Rewriter::proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> 
 bool Rewriter::rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs) {
   TypeRef type = function_.infer_call(op, operands, attrs, last_error_);
   if (type == nullptr) return false;
-  bool types_differ = false;
-  if (std::string why = type_problem(root, type, types_differ); !why.empty()) {
-    last_error_ = "replace: " + why;
-    count_decline(types_differ);
-    return false;
+  if (type != root->type()) {  // interned: the usual case is this one comparison
+    bool types_differ = false;
+    if (std::string why = type_problem(root, type, types_differ); !why.empty()) {
+      last_error_ = "replace: " + why;
+      count_decline(types_differ);
+      return false;
+    }
   }
   const size_t known = known_ids_;
   std::vector<Node*>& created = created_scratch_;
   created.clear();
   collect_created(function_, known, created);
   created.push_back(root);  // new as a value: queued after the nodes built for it, as a replacement is
-  std::vector<Node*>& users = users_scratch_;
-  users.clear();
-  for (Node* user : root->users()) users.push_back(user);  // not assign(): a memmove call for a user or two
   function_.rebuild_call(root, op, operands, attrs, type);
-  queue_rewritten(known, users, created);
+  queue_rewritten(known, root->users(), created);  // the root keeps its users: no copy
   return true;
 }
 
@@ -331,19 +330,26 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   return true;
 }
 
-void Rewriter::queue_rewritten(size_t known, std::vector<Node*>& users, std::span<Node* const> created) {
+void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
-  // The worklist is a stack: the old users go in first so that the new nodes, operands first, come out before
-  // them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
+  // The worklist is a stack: the old users go in first, latest first, so that the new nodes, operands first, come
+  // out before them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   auto later_first = [](const Node* a, const Node* b) { return a->id() > b->id(); };
-  if (users.size() == 2) {  // most roots have a user or two: no call into the sort
-    if (later_first(users[1], users[0])) std::swap(users[0], users[1]);
-  } else if (users.size() > 2) {
-    std::sort(users.begin(), users.end(), later_first);
-  }
-  for (Node* user : users) {
+  auto enqueue_old = [&](Node* user) {
     if (user->id() < known) enqueue(user);
+  };
+  if (users.size() == 1) {  // most roots have a user or two: no copy, no call into the sort
+    enqueue_old(users[0]);
+  } else if (users.size() == 2) {
+    const bool swap = later_first(users[1], users[0]);
+    enqueue_old(users[swap ? 1 : 0]);
+    enqueue_old(users[swap ? 0 : 1]);
+  } else if (users.size() > 2) {
+    std::vector<Node*>& sorted = sorted_users_scratch_;
+    sorted.assign(users.begin(), users.end());
+    std::sort(sorted.begin(), sorted.end(), later_first);
+    for (Node* user : sorted) enqueue_old(user);
   }
   for (auto it = created.rbegin(); it != created.rend(); ++it) enqueue(*it);
 }

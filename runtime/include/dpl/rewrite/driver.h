@@ -160,7 +160,7 @@ class Rewriter {
   void enqueue(Node* node);
   // After a rewrite: queues the old users of its roots, then what it `created` (operands first, so that they pop
   // first); everything below the id bound is known from now on.
-  void queue_rewritten(size_t known, std::vector<Node*>& users, std::span<Node* const> created);
+  void queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created);
   // Why `replacement` cannot replace `root` (empty when it can); `types_differ` says whether that is the reason.
   std::string replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const;
   static std::string type_problem(const Node* root, TypeRef replacement, bool& types_differ);
@@ -178,9 +178,11 @@ class Rewriter {
   std::string last_error_;
   uint64_t type_declines_ = 0;
   std::string first_type_decline_;
-  // Reused by every replace(): the nodes a rewrite created and the matched node's users.
+  // Reused by every rewrite: the nodes it created, the matched nodes' users (replace_all() moves their uses) and
+  // more than two users in the order they are queued.
   std::vector<Node*> created_scratch_;
   std::vector<Node*> users_scratch_;
+  std::vector<Node*> sorted_users_scratch_;
   // scalar()'s constants, direct-mapped by dtype and bit pattern (a collision just builds a new constant).
   struct SharedScalar {
     DType dtype = DType::Unknown;
