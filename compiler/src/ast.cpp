@@ -392,6 +392,13 @@ std::set<std::string> attribute_captures(const Pattern& pattern) {
   return names;
 }
 
+bool calls_extern(const Expr& expr) {
+  if (const auto* call = std::get_if<CallExpr>(&expr.node); call != nullptr && call->native != nullptr) return true;
+  bool found = false;
+  for_each_sub_expr(expr, [&](const Expr& sub) { found = found || calls_extern(sub); });
+  return found;
+}
+
 std::set<std::string> op_captures(const Pattern& pattern) {
   std::set<std::string> names;
   if (const auto* call = std::get_if<CallPattern>(&pattern.node); call != nullptr && !call->op_var.empty()) {

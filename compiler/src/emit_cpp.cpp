@@ -777,15 +777,9 @@ class RuleEmitter {
       if (mentioned.count(bind->name) != 0) return true;
       top = bind->inner.get();
     }
-    bool native = false;
-    std::function<void(const Expr&)> visit = [&](const Expr& expr) {
-      const auto* call = std::get_if<CallExpr>(&expr.node);
-      native = native || (call != nullptr && call->native != nullptr);
-      for_each_sub_expr(expr, visit);
-    };
-    visit(*rhs_);
-    for (const LetBinding& let : lets_) visit(*let.value);
-    return native;
+    return calls_extern(*rhs_) || std::any_of(lets_.begin(), lets_.end(), [](const LetBinding& let) {
+             return calls_extern(*let.value);
+           });
   }
 
   // What follows the op in Rewriter::call(): the operands, then the attributes unless they are the defaults of a

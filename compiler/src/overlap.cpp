@@ -394,13 +394,6 @@ struct Candidate {
   bool regional = false;
 };
 
-bool calls_extern(const Expr& expr) {
-  if (const auto* call = std::get_if<CallExpr>(&expr.node); call != nullptr && call->native != nullptr) return true;
-  bool found = false;
-  for_each_sub_expr(expr, [&](const Expr& sub) { found = found || calls_extern(sub); });
-  return found;
-}
-
 // A partition declines when a matched node other than the root has users outside the match.
 bool has_inner_nodes(const Pattern& pattern) {
   bool found = false;

@@ -100,7 +100,7 @@ TEST_F(Infer, TheOperandTypeShortcutGivesWhatInferenceGives) {
     }
   }
   EXPECT_GE(ops, 10u);        // the arithmetic binaries and the unary ops that keep any dtype
-  EXPECT_GE(shortcuts, 50u);  // pairs whose answer is an operand's type: what the shortcut answers
+  EXPECT_GE(shortcuts, 50u);  // pairs typed as one of their operands: the shortcut's cases are among them
 }
 
 TEST_F(Infer, BinaryBroadcasting) {

@@ -606,6 +606,8 @@ size_t count_root_alternatives(const Rule& rule, size_t limit);
 std::set<std::string> attribute_captures(const Pattern& pattern);
 // The op variables `pattern` binds (`(op: add | multiply)(x, y)`), in any alternative.
 std::set<std::string> op_captures(const Pattern& pattern);
+// Whether `expr` calls an extern rewriter or predicate anywhere (sema resolved CallExpr::native).
+bool calls_extern(const Expr& expr);
 
 // Source-like rendering: `add(a: add(x, x), a)`, `multiply(x, const(4.0))`.
 std::string to_string(const Pattern& pattern);
