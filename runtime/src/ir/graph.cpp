@@ -439,6 +439,26 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   return node;
 }
 
+Node* Function::add_call_like(const Node& original, std::span<Node* const> operands, std::string& error) {
+  auto reads_values = [](const Node* node) {
+    return node->kind_ == NodeKind::ShapeLit || node->kind_ == NodeKind::Tuple;
+  };
+  bool inferred_alike = original.kind_ == NodeKind::Call && original.op_ < op::kNumBuiltinOps &&
+                        operands.size() == original.num_operands_;
+  for (size_t i = 0; inferred_alike && i < operands.size(); ++i) {
+    const Node* was = original.operand(i);
+    inferred_alike = !operands[i]->dead_ && operands[i]->type_ == was->type_ && !reads_values(operands[i]) &&
+                     !reads_values(was);
+  }
+  if (!inferred_alike) return add_call(original.op_, operands, original.attrs(), error);
+  const AttrList* interned = original.attrs_ == &detail::kNoAttrs ? &detail::kNoAttrs
+                                                                  : call_memo_->intern(AttrList(original.attrs()));
+  Node* node = new_node(NodeKind::Call, original.type_, operands);
+  node->op_ = original.op_;
+  node->attrs_ = interned;
+  return node;
+}
+
 const AttrList* Function::default_attrs(OpId op) {
   const OpInfo& info = registry_.get(op);
   return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
@@ -550,6 +570,13 @@ void Function::set_output(Node* output) {
   if (output_ != nullptr && output_ != output && output_->users_size_ == 0) maybe_unused_.push_back(output_);
   output_ = output;
   compacted_ = false;
+}
+
+void Function::reserve(size_t nodes, size_t params) {
+  order_.reserve(nodes);
+  node_states_.reserve(nodes);
+  params_.reserve(params);
+  param_ids_.reserve(params);
 }
 
 uint8_t& Function::state_of(uint32_t id) {
@@ -1011,8 +1038,14 @@ bool Module::remove_function(std::string_view name) {
 }
 
 std::string Module::unique_function_name(std::string_view base) const {
-  uint64_t& suffix = first_free_suffix_.try_emplace(std::string(base), 0).first->second;
-  const auto candidate = [&] { return suffix == 0 ? std::string(base) : std::string(base) + "_" + std::to_string(suffix); };
+  auto known = first_free_suffix_.find(base);  // no string built for a base seen before
+  if (known == first_free_suffix_.end()) known = first_free_suffix_.emplace(std::string(base), 0).first;
+  uint64_t& suffix = known->second;
+  const auto candidate = [&] {
+    std::string name(base);
+    if (suffix != 0) (name += '_') += std::to_string(suffix);
+    return name;
+  };
   std::string name = candidate();
   while (find(name) != nullptr) {
     ++suffix;

@@ -309,12 +309,18 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   const size_t known = known_ids_;
   std::vector<Node*>& created = created_scratch_;
   created.clear();
-  std::vector<Node*>& users = users_scratch_;
-  users.clear();
   collect_created(function_, known, created);
-  for (const auto& [root, replacement] : replacements) {
-    users.insert(users.end(), root->users().begin(), root->users().end());
+  // Queued before the replacement moves them (which changes neither the worklist nor who they are): one root's
+  // users are read from its use list, not copied.
+  std::span<Node* const> users = replacements.front().first->users();
+  if (replacements.size() > 1) {
+    users_scratch_.clear();
+    for (const auto& [root, replacement] : replacements) {
+      users_scratch_.insert(users_scratch_.end(), root->users().begin(), root->users().end());
+    }
+    users = users_scratch_;
   }
+  queue_rewritten(known, users, created);
   for (const auto& [root, replacement] : replacements) {
     // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
     if (replacement->id() >= known && replacement->name().empty()) replacement->set_name(root->name());
@@ -326,7 +332,6 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   for (const auto& [root, replacement] : replacements) {
     if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
   }
-  queue_rewritten(known, users, created);
   return true;
 }
 

@@ -27,6 +27,7 @@ class NodeTable {
  public:
   explicit NodeTable(const Function& function) : entries_(scratch()) {
     if (entries_.size() < function.node_id_bound()) entries_.resize(function.node_id_bound());
+    touched_.reserve(32);
   }
   ~NodeTable() {
     for (uint32_t id : touched_) entries_[id] = {};
@@ -81,7 +82,10 @@ struct Match {
 // is not an input: the pattern's leaves should have bound it.
 std::string collect_match(Node* root, std::span<Node* const> inputs, NodeTable& table, Match& match) {
   auto is_input = [&](const Node* node) { return std::find(inputs.begin(), inputs.end(), node) != inputs.end(); };
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+  std::vector<std::pair<Node*, size_t>> stack;
+  stack.reserve(16);  // patterns are a handful of levels deep, their matches a handful of nodes
+  stack.emplace_back(root, 0);
+  match.nodes.reserve(16);
   table.insert(root);
   while (!stack.empty()) {
     Node* node = stack.back().first;
@@ -127,9 +131,8 @@ std::string fused_name(const Match& match) {
   std::string name = "fused";
   for (const Node* node : match.nodes) {
     if (!node->is_call()) continue;
-    std::string op = OpRegistry::global().get(node->op()).name;
-    std::replace(op.begin(), op.end(), '.', '_');
-    name += "_" + op;
+    name += '_';
+    for (const char c : OpRegistry::global().get(node->op()).name) name += c == '.' ? '_' : c;
   }
   return name;
 }
@@ -152,8 +155,10 @@ std::vector<std::string> parameter_names(std::span<Node* const> params) {
 }
 
 // A copy of `node` in `target`, its operands mapped through `copies`; nullptr (and `error`) if it does not build.
-Node* clone_node(Function& target, const Node* node, const NodeTable& copies, std::string& error) {
-  std::vector<Node*> operands;
+// `operands` is scratch, reused from node to node.
+Node* clone_node(Function& target, const Node* node, const NodeTable& copies, std::vector<Node*>& operands,
+                 std::string& error) {
+  operands.clear();
   for (const Node* operand : node->operands()) {
     Node* copy = copies.copy_of(operand);
     if (copy == nullptr) {
@@ -166,7 +171,7 @@ Node* clone_node(Function& target, const Node* node, const NodeTable& copies, st
     case NodeKind::Constant: return target.add_constant(node->literal());
     case NodeKind::ShapeLit:
       return target.add_shape(std::vector<Dim>(node->shape_value().begin(), node->shape_value().end()));
-    case NodeKind::Call: return target.add_call(node->op(), operands, node->attrs(), error);
+    case NodeKind::Call: return target.add_call_like(*node, operands, error);
     case NodeKind::Tuple: return target.add_tuple(operands);
     case NodeKind::TupleItem: return target.add_tuple_item(operands.at(0), node->index(), error);
     case NodeKind::FuncCall: return target.add_func_call(node->callee(), operands, node->type());
@@ -202,11 +207,15 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
   }
   const std::string name = module_->unique_function_name(fused_name(match));
   Function& fused = module_->add_function(name);
-  const std::vector<std::string> param_names = parameter_names(args);
-  for (size_t i = 0; i < args.size(); ++i) table.set_copy(args[i], fused.add_param(param_names[i], args[i]->type()));
+  fused.reserve(match.inputs.size() + match.nodes.size(), args.size());
+  std::vector<std::string> param_names = parameter_names(args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    table.set_copy(args[i], fused.add_param(std::move(param_names[i]), args[i]->type()));
+  }
   std::string error;
+  std::vector<Node*> operands;
   auto copy = [&](const Node* node) {
-    Node* copied = clone_node(fused, node, table, error);
+    Node* copied = clone_node(fused, node, table, operands, error);
     if (copied != nullptr) {
       copied->set_name(node->name());
       table.set_copy(node, copied);
@@ -234,8 +243,7 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
     module_->remove_function(name);
     return decline(last_error_);
   }
-  callees_.emplace(name, &fused);
-  return call;
+  return call;  // composite_of() looks the new function up (and caches it) only if asked
 }
 
 std::string_view Rewriter::composite_of(const Node* func_call) const {

@@ -1,6 +1,7 @@
 // The indentation-aware lexer for the TVMScript Relax text subset.
 #include "lexer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -65,6 +66,9 @@ bool is_reserved_word(std::string_view name) {
       "await",  "break", "class", "continue", "def",  "del",   "elif",  "else",   "except", "finally",
       "for",    "from", "global", "if",     "import", "in",    "is",    "lambda", "nonlocal", "not",
       "or",     "pass", "raise",  "return", "try",    "while", "with",  "yield",  "metadata"};
+  // Most names asked about (binding and parameter names) are longer than every reserved word.
+  constexpr size_t kLongest = std::ranges::max(kReserved, {}, &std::string_view::size).size();
+  if (name.size() > kLongest) return false;
   for (std::string_view word : kReserved)
     if (word == name) return true;
   return false;

@@ -207,6 +207,11 @@ class Function {
   // right-hand sides): `op` is registered, `operands` are as many as it takes, none null or removed. Only type
   // inference can still fail (nullptr + error).
   Node* add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
+  // A copy of `original`, a call of any function, reading `operands` where it reads its operands (as many): its
+  // op and attributes, and its type without inference when inference could not give another one (every operand
+  // has the type of the one it stands for, none is a shape literal or a tuple, whose values inference reads, and
+  // the op is built in); otherwise what add_call() gives. A partition copies its match this way.
+  Node* add_call_like(const Node& original, std::span<Node* const> operands, std::string& error);
   Node* add_tuple(std::span<Node* const> fields);
   // Fails (nullptr + error) when `tuple` is not a tuple or the index is out of range.
   Node* add_tuple_item(Node* tuple, int64_t index, std::string& error);
@@ -215,6 +220,10 @@ class Function {
   // Whether add_func_call() was ever called (its nodes may have been removed since): a module's call graph need
   // not read the nodes of the functions that call nothing (the 10^4 composites of a partitioned model).
   bool may_call_functions() const { return may_call_functions_; }
+
+  // Room for this many nodes in all, `params` of them parameters: a function built to a known size (a partition's
+  // composite) then grows its lists once.
+  void reserve(size_t nodes, size_t params);
 
   void set_output(Node* output);
   Node* output() const { return output_; }

@@ -178,8 +178,8 @@ class Rewriter {
   std::string last_error_;
   uint64_t type_declines_ = 0;
   std::string first_type_decline_;
-  // Reused by every rewrite: the nodes it created, the matched nodes' users (replace_all() moves their uses) and
-  // more than two users in the order they are queued.
+  // Reused by every rewrite: the nodes it created, the users of several matched nodes (replace_all() with more
+  // than one root) and more than two users in the order they are queued.
   std::vector<Node*> created_scratch_;
   std::vector<Node*> users_scratch_;
   std::vector<Node*> sorted_users_scratch_;
