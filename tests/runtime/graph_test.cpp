@@ -128,6 +128,57 @@ TEST_F(Graph, CallsWithDefaultsBuildWhatCheckedCallsBuild) {
   EXPECT_EQ(verify(f), "");
 }
 
+TEST_F(Graph, CallsCopiedIntoAnotherFunctionKeepOpAttributesAndType) {
+  // add_call_like (a partition's copy of its match) takes the original's type where inference could only give it
+  // again, and infers otherwise: another operand type, a shape literal that inference reads, a failing call.
+  Node* x = b.param("x", f32({1, 3, 8, 8}));
+  Node* w = b.param("w", f32({4, 3, 3, 3}));
+  Node* conv = b.call("nn.conv2d", {x, w}, {{"padding", std::vector<int64_t>{1, 1}}});
+  Node* flat = b.call("reshape", {conv, b.shape({1, 256})});
+  Node* sum = b.call("add", {flat, flat});
+  b.output(sum);
+
+  Function g("g");
+  Node* gx = g.add_param("x", x->type());
+  Node* gw = g.add_param("w", w->type());
+  std::string error;
+  Node* conv_operands[] = {gx, gw};
+  Node* conv_copy = g.add_call_like(*conv, conv_operands, error);
+  ASSERT_NE(conv_copy, nullptr) << error;
+  EXPECT_TRUE(conv_copy->is_call_of(op::nn_conv2d));
+  EXPECT_EQ(conv_copy->type(), conv->type());
+  EXPECT_EQ(conv_copy->attrs(), conv->attrs());
+  EXPECT_NE(&conv_copy->attrs(), &conv->attrs());  // g's own list: g may outlive f
+  EXPECT_EQ(count_of(gx->users(), conv_copy), 1u);
+
+  Node* wide = g.add_param("wide", f32({1, 3, 16, 16}));
+  Node* wide_operands[] = {wide, gw};
+  Node* wide_copy = g.add_call_like(*conv, wide_operands, error);
+  ASSERT_NE(wide_copy, nullptr) << error;
+  EXPECT_EQ(wide_copy->type(), f32({1, 4, 16, 16}));  // inferred for the operand it reads
+
+  Node* flat_operands[] = {conv_copy, g.add_shape({Dim::fixed(1), Dim::fixed(256)})};
+  Node* flat_copy = g.add_call_like(*flat, flat_operands, error);
+  ASSERT_NE(flat_copy, nullptr) << error;
+  EXPECT_EQ(flat_copy->type(), flat->type());
+
+  Node* odd = g.add_param("odd", f32({1, 255}));
+  Node* mismatched[] = {flat_copy, odd};
+  const size_t before = g.nodes().size();
+  EXPECT_EQ(g.add_call_like(*sum, mismatched, error), nullptr);
+  EXPECT_NE(error.find("add"), std::string::npos) << error;
+  EXPECT_EQ(g.nodes().size(), before);  // a declined copy adds nothing
+
+  Node* sum_operands[] = {flat_copy, flat_copy};
+  Node* sum_copy = g.add_call_like(*sum, sum_operands, error);
+  ASSERT_NE(sum_copy, nullptr) << error;
+  EXPECT_EQ(sum_copy->type(), sum->type());
+  EXPECT_TRUE(sum_copy->attrs().empty());
+  g.set_output(sum_copy);
+  g.compact();
+  EXPECT_EQ(verify(g), "");
+}
+
 TEST_F(Graph, TupleItemsAndShapes) {
   Node* x = b.param("x", f32({2}));
   Node* y = b.param("y", f32({3}));
