@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -65,6 +66,8 @@ TEST(DimExpression, WithoutSymbolsFoldsToAStaticExtent) {
   EXPECT_EQ(must(dim_sub(must(dim_add(n(), c(3))), n())), c(3));
   EXPECT_EQ(must(dim_mul(n(), c(0))), c(0));
   EXPECT_EQ(must(dim_add(c(2), c(3))), c(5));
+  EXPECT_EQ(must(dim_sub(c(5), c(3))), c(2));
+  EXPECT_EQ(must(dim_mul(c(3), c(5))), c(15));
   EXPECT_EQ(must(dim_sub(must(dim_mul(n(), c(2))), n())), n());  // a plain symbol stays what it is
   EXPECT_FALSE(dim_sub(c(2), c(3)).has_value());                   // no negative extent
   EXPECT_FALSE(dim_add(Dim::inferred(), c(1)).has_value());
@@ -113,6 +116,10 @@ TEST(DimExpression, OverflowIsNoDim) {
   const Dim big = must(dim_mul(n(), c(int64_t{1} << 62)));
   EXPECT_FALSE(dim_mul(big, c(4)).has_value());
   EXPECT_FALSE(dim_add(big, big).has_value());
+  const Dim largest = c(std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(dim_add(largest, c(1)).has_value());  // static extents too
+  EXPECT_FALSE(dim_mul(c(int64_t{1} << 62), c(4)).has_value());
+  EXPECT_EQ(must(dim_sub(largest, largest)), c(0));
   std::optional<Dim> power = n();
   for (int i = 0; i < 9 && power; ++i) power = dim_mul(*power, n());
   EXPECT_FALSE(power.has_value());  // beyond the degree an expression may have

@@ -414,9 +414,33 @@ std::optional<int64_t> Dim::evaluate(const std::function<std::optional<int64_t>(
   return std::nullopt;
 }
 
-std::optional<Dim> dim_add(Dim a, Dim b) { return apply(a, b, poly_add); }
-std::optional<Dim> dim_sub(Dim a, Dim b) { return apply(a, b, poly_sub); }
-std::optional<Dim> dim_mul(Dim a, Dim b) { return apply(a, b, multiply); }
+namespace {
+
+// Two static extents (the usual case: a model's weights) combine without polynomials, which allocate; a result that
+// overflows or is negative takes the polynomial path, which declines it.
+template <typename Combine>
+std::optional<Dim> apply_static_first(Dim a, Dim b, Combine overflows, PolyOp op) {
+  int64_t result = 0;
+  if (a.is_static() && b.is_static() && !overflows(a.extent(), b.extent(), &result) && result >= 0) {
+    return Dim::fixed(result);
+  }
+  return apply(a, b, op);
+}
+
+}  // namespace
+
+std::optional<Dim> dim_add(Dim a, Dim b) {
+  return apply_static_first(a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_add_overflow(x, y, r); },
+                            poly_add);
+}
+std::optional<Dim> dim_sub(Dim a, Dim b) {
+  return apply_static_first(a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_sub_overflow(x, y, r); },
+                            poly_sub);
+}
+std::optional<Dim> dim_mul(Dim a, Dim b) {
+  return apply_static_first(a, b, [](int64_t x, int64_t y, int64_t* r) { return __builtin_mul_overflow(x, y, r); },
+                            multiply);
+}
 std::optional<Dim> dim_floor_div(Dim a, Dim b) { return apply(a, b, poly_floor_div); }
 std::optional<Dim> dim_floor_mod(Dim a, Dim b) { return apply(a, b, poly_floor_mod); }
 std::optional<Dim> dim_exact_div(Dim a, Dim b) { return apply(a, b, exact_divide); }

@@ -545,8 +545,7 @@ Node* Function::add_tuple_item(Node* tuple, int64_t index, std::string& error) {
     return nullptr;
   }
   Node* node = new_node(NodeKind::TupleItem, type->fields()[static_cast<size_t>(index)], std::span(&tuple, 1));
-  node->cold().extra = std::make_unique<Node::Extra>();
-  node->cold().extra->index = index;
+  node->cold().index = index;
   return node;
 }
 

@@ -42,10 +42,9 @@ class Function;
 class Node;
 
 namespace detail {
-// What only constants, tuple items, shapes and function calls carry, out of line (a node's cold part points to it).
+// What only constants, shapes and function calls carry, out of line (a node's cold part points to it).
 struct NodeExtra {
   Literal literal;
-  int64_t index = 0;
   std::vector<Dim> shape_value;
   std::string callee;
 };
@@ -62,6 +61,7 @@ struct alignas(64) NodeCold {
   std::unique_ptr<Node*[]> heap_operands;
   std::string name;
   std::unique_ptr<NodeExtra> extra;
+  int64_t index = 0;  // TupleItem only; here, not in NodeExtra, a tuple item allocates nothing (combines make many)
 };
 inline const NodeCold kNoNodeCold{};  // what a node whose cold part was never written reads
 
@@ -110,7 +110,7 @@ class alignas(64) Node {
   bool is_scalar_constant() const { return kind_ == NodeKind::Constant && constant_.is_scalar; }
   DType constant_dtype() const { return constant_.dtype; }   // Constant only
   double scalar_value() const { return constant_.value; }    // scalar constants only
-  int64_t index() const { return extra().index; }                            // TupleItem only
+  int64_t index() const { return cold().index; }                             // TupleItem only
   std::span<const Dim> shape_value() const { return extra().shape_value; }  // ShapeLit only
   const std::string& callee() const { return extra().callee; }              // FuncCall only
 
