@@ -168,6 +168,10 @@ TEST_F(Graph, CallsCopiedIntoAnotherFunctionKeepOpAttributesAndType) {
   EXPECT_EQ(g.add_call_like(*sum, mismatched, error), nullptr);
   EXPECT_NE(error.find("add"), std::string::npos) << error;
   EXPECT_EQ(g.nodes().size(), before);  // a declined copy adds nothing
+  Node* missing[] = {flat_copy, nullptr};
+  error.clear();
+  EXPECT_EQ(g.add_call_like(*sum, missing, error), nullptr);
+  EXPECT_FALSE(error.empty());
 
   Node* sum_operands[] = {flat_copy, flat_copy};
   Node* sum_copy = g.add_call_like(*sum, sum_operands, error);

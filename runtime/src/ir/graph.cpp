@@ -447,8 +447,8 @@ Node* Function::add_call_like(const Node& original, std::span<Node* const> opera
                         operands.size() == original.num_operands_;
   for (size_t i = 0; inferred_alike && i < operands.size(); ++i) {
     const Node* was = original.operand(i);
-    inferred_alike = !operands[i]->dead_ && operands[i]->type_ == was->type_ && !reads_values(operands[i]) &&
-                     !reads_values(was);
+    inferred_alike = operands[i] != nullptr && !operands[i]->dead_ && operands[i]->type_ == was->type_ &&
+                     !reads_values(operands[i]) && !reads_values(was);
   }
   if (!inferred_alike) return add_call(original.op_, operands, original.attrs(), error);
   const AttrList* interned = original.attrs_ == &detail::kNoAttrs ? &detail::kNoAttrs
