@@ -92,6 +92,15 @@ struct AttrListEqual {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_representation);
   }
 };
+
+// Whether the op's inference over `operands` reads their types alone (and the attributes): a built-in op none of
+// whose operands is a shape literal or a tuple node, the only operands whose values inference reads. Then calls
+// of the op with equal attributes over operands of equal types get one type (the memo and add_call_like rely on it).
+bool infers_from_types(OpId op, std::span<Node* const> operands) {
+  return op < op::kNumBuiltinOps && std::none_of(operands.begin(), operands.end(), [](const Node* operand) {
+           return operand->kind() == NodeKind::ShapeLit || operand->kind() == NodeKind::Tuple;
+         });
+}
 }  // namespace
 
 // What add_call remembers. Calls with equal attributes share one list: a new call allocates nothing for attributes
@@ -102,9 +111,9 @@ struct Function::CallMemo {
   std::unordered_set<AttrList, AttrListHash, AttrListEqual> lists;  // node-based: stable addresses
   std::vector<const AttrList*> defaults;                            // per op id, interned on first use
 
-  // A direct-mapped cache of inferred types, for built-in ops of at most three operands none of which is a shape
-  // literal or a tuple node (the only operands whose values, not types, inference reads). Made once the function
-  // has made kCallsBeforeMemo such calls: the small functions a partition creates would not use it.
+  // A direct-mapped cache of inferred types, for calls of at most three operands whose type follows from the
+  // operand types (infers_from_types). Made once the function has made kCallsBeforeMemo such calls: the small
+  // functions a partition creates would not use it.
   struct Inferred {
     OpId op = 0;
     uint32_t count = 0;
@@ -118,10 +127,7 @@ struct Function::CallMemo {
   uint32_t calls_without_memo = 0;
 
   static bool memoizable(OpId op, std::span<Node* const> operands) {
-    if (op >= op::kNumBuiltinOps || operands.size() > 3) return false;
-    return std::none_of(operands.begin(), operands.end(), [](const Node* operand) {
-      return operand->kind() == NodeKind::ShapeLit || operand->kind() == NodeKind::Tuple;
-    });
+    return operands.size() <= 3 && infers_from_types(op, operands);
   }
   // Null while the function is young.
   Inferred* slot(OpId op, const AttrList* attrs, std::span<Node* const> operands) {
@@ -440,17 +446,14 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
 }
 
 Node* Function::add_call_like(const Node& original, std::span<Node* const> operands, std::string& error) {
-  auto reads_values = [](const Node* node) {
-    return node->kind_ == NodeKind::ShapeLit || node->kind_ == NodeKind::Tuple;
-  };
-  bool inferred_alike = original.kind_ == NodeKind::Call && original.op_ < op::kNumBuiltinOps &&
-                        operands.size() == original.num_operands_;
-  for (size_t i = 0; inferred_alike && i < operands.size(); ++i) {
-    const Node* was = original.operand(i);
-    inferred_alike = operands[i] != nullptr && !operands[i]->dead_ && operands[i]->type_ == was->type_ &&
-                     !reads_values(operands[i]) && !reads_values(was);
+  bool same_types = original.kind_ == NodeKind::Call && operands.size() == original.num_operands_;
+  for (size_t i = 0; same_types && i < operands.size(); ++i) {
+    same_types = operands[i] != nullptr && !operands[i]->dead_ && operands[i]->type_ == original.operand(i)->type_;
   }
-  if (!inferred_alike) return add_call(original.op_, operands, original.attrs(), error);
+  if (!same_types || !infers_from_types(original.op_, original.operands()) ||
+      !infers_from_types(original.op_, operands)) {
+    return add_call(original.op_, operands, original.attrs(), error);
+  }
   const AttrList* interned = original.attrs_ == &detail::kNoAttrs ? &detail::kNoAttrs
                                                                   : call_memo_->intern(AttrList(original.attrs()));
   Node* node = new_node(NodeKind::Call, original.type_, operands);
