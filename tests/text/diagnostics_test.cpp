@@ -228,6 +228,37 @@ TEST(ReaderDiagnostics, AnnotationConflictNamesBothTypes) {
                          "R.Tensor((16, 16), dtype=\"float32\")"));
 }
 
+// A repeated annotation is looked up by its text (Reader::parse_type): its conflict is reported as the first
+// one's, the caret spanning the whole annotation.
+TEST(ReaderDiagnostics, RepeatedAnnotationConflictSpansTheAnnotation) {
+  auto result = read_string(with_body("    y: R.Tensor((16, 8), dtype=\"float32\") = R.add(x, x)\n"
+                                      "    z: R.Tensor((16, 8), dtype=\"float32\") = R.multiply(x, x)\n"
+                                      "    return z\n"));
+  ASSERT_EQ(result->module, nullptr);
+  ASSERT_EQ(result->diags.error_count(), 2u) << result->diags.str();
+  for (uint32_t i = 0; i < 2; ++i) {
+    const Diagnostic& error = result->diags.diagnostics()[i];
+    EXPECT_EQ(error.loc.line, 3u + i);
+    EXPECT_EQ(error.loc.col, 8u);
+    EXPECT_EQ(error.loc.length, std::string_view("R.Tensor((16, 8), dtype=\"float32\")").size());
+    EXPECT_EQ(error.message, "type annotation R.Tensor((16, 8), dtype=\"float32\") does not match the inferred type "
+                             "R.Tensor((16, 16), dtype=\"float32\")");
+  }
+}
+
+// An annotation that failed to read is read again when repeated: here its symbol has been declared since.
+TEST(ReaderDiagnostics, FailedAnnotationIsReadAgainWhenRepeated) {
+  auto result = read_string(with_body("    y: R.Tensor((k, 16), dtype=\"float32\") = R.add(x, x)\n"
+                                      "    k = T.int64()\n"
+                                      "    z: R.Tensor((k, 16), dtype=\"float32\") = R.add(x, x)\n"
+                                      "    return z\n"));
+  ASSERT_EQ(result->module, nullptr);
+  ASSERT_EQ(result->diags.error_count(), 1u) << result->diags.str();
+  EXPECT_EQ(result->diags.diagnostics()[0].loc.line, 3u);
+  EXPECT_EQ(result->diags.diagnostics()[0].message,
+            "undefined symbolic dimension 'k' (declare it with `k = T.int64()` or write it as a string)");
+}
+
 TEST(ReaderDiagnostics, AnnotationDTypeConflict) {
   EXPECT_TRUE(fails_with(with_body("    y: R.Tensor((16, 16), dtype=\"float16\") = R.add(x, x)\n"
                                    "    return y\n"),

@@ -204,6 +204,33 @@ TEST(Reader, TypeForms) {
   EXPECT_EQ(params[10]->type(), Type::tuple({}));
 }
 
+// A function reads each annotation's spelling once and looks repeats up by their text: the repeats, spelled
+// alike, in other spellings of the same type, after a comment or across lines, all read as written.
+TEST(Reader, RepeatedAnnotationsReadAsWritten) {
+  auto result = read_ok("@R.function\n"
+                        "def main(a: R.Tensor((4, 8), \"float32\"), b: R.Tensor((4, 8), \"float32\"),\n"
+                        "         c: R.Tensor((4,8), dtype='float32'), d: R.Tensor((\"n\", 8), \"float32\")):\n"
+                        "    s: R.Tuple(R.Tensor((4, 8), \"float32\"), R.Shape([4, 8])) = (a, R.shape([4, 8]))\n"
+                        "    t: R.Tuple(R.Tensor((4, 8), \"float32\"), R.Shape([4, 8])) = (b, R.shape([4, 8]))\n"
+                        "    e: R.Tensor((4, 8), \"float32\") = R.add(a, b)  # R.Tensor((4, 8), \"float32\")\n"
+                        "    f: R.Tensor((4, 8), \"float32\") = R.add(e, c)\n"
+                        "    g: R.Tensor((\"n\", 8), \"float32\") = R.add(d, d)\n"
+                        "    h: R.Tensor((4,\n"
+                        "                 8), \"float32\") = R.add(f, f)\n"
+                        "    i: R.Tensor((4, 8), \"float32\") = R.add(h, t[0])\n"
+                        "    return (i, g, s)\n");
+  ASSERT_NE(result->module, nullptr);
+  const Function& main = only_function(*result);
+  const Dim four_by_eight[] = {Dim::fixed(4), Dim::fixed(8)};
+  const TypeRef tensor = Type::tensor(DType::Float32, four_by_eight);
+  for (const Node* param : main.params().first(3)) EXPECT_EQ(param->type(), tensor) << param->name();
+  const Dim symbolic[] = {Dim::symbol("n"), Dim::fixed(8)};
+  EXPECT_EQ(main.params()[3]->type(), Type::tensor(DType::Float32, symbolic));
+  const TypeRef fields[] = {tensor, Type::shape(2)};
+  const TypeRef outputs[] = {tensor, Type::tensor(DType::Float32, symbolic), Type::tuple(fields)};
+  EXPECT_EQ(main.output()->type(), Type::tuple(outputs));
+}
+
 TEST(Reader, SymbolicDimensionsDeclaredInTheBody) {
   auto result = read_ok("@R.function\n"
                         "def main(\n"

@@ -676,6 +676,13 @@ class DimParser {
 std::optional<Dim> parse_dim(std::string_view text, bool allow_inferred,
                              const std::function<std::string(std::string_view name)>& check_symbol,
                              DimSyntaxError& error) {
+  // A static extent, as almost every dimension of a model is: its digits, without building a polynomial.
+  if (!text.empty() && text.size() <= 18 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    int64_t extent = 0;
+    for (char c : text) extent = extent * 10 + (c - '0');
+    return Dim::fixed(extent);
+  }
   std::optional<Poly> value = DimParser(text, check_symbol, error).parse();
   if (!value) return std::nullopt;
   if (const std::optional<int64_t> constant = constant_of(*value); constant && *constant < 0) {

@@ -10,9 +10,9 @@
 namespace dpl::text {
 namespace {
 
-bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+bool is_name_start(char c) { return in_char_class(c, kNameStart); }
+bool is_digit(char c) { return in_char_class(c, kDigit); }
+bool is_blank(char c) { return in_char_class(c, kBlank); }
 
 // A printable spelling of one source byte for "unexpected character" messages.
 std::string describe_byte(unsigned char c) {
@@ -61,16 +61,26 @@ bool is_identifier(std::string_view name) {
 }
 
 bool is_reserved_word(std::string_view name) {
+  // Sorted by first character, which indexes them below: a name is compared with the few words sharing it.
   static constexpr std::string_view kReserved[] = {
-      "R",      "T",    "I",      "True",   "False",  "None",  "and",   "as",     "assert", "async",
-      "await",  "break", "class", "continue", "def",  "del",   "elif",  "else",   "except", "finally",
-      "for",    "from", "global", "if",     "import", "in",    "is",    "lambda", "nonlocal", "not",
-      "or",     "pass", "raise",  "return", "try",    "while", "with",  "yield",  "metadata"};
-  // Most names asked about (binding and parameter names) are longer than every reserved word.
-  constexpr size_t kLongest = std::ranges::max(kReserved, {}, &std::string_view::size).size();
-  if (name.size() > kLongest) return false;
-  for (std::string_view word : kReserved)
-    if (word == name) return true;
+      "False",  "I",     "None",   "R",      "T",        "True",     "and",    "as",     "assert", "async",
+      "await",  "break", "class",  "continue", "def",    "del",      "elif",   "else",   "except", "finally",
+      "for",    "from",  "global", "if",     "import",   "in",       "is",     "lambda", "metadata", "nonlocal",
+      "not",    "or",    "pass",   "raise",  "return",   "try",      "while",  "with",   "yield"};
+  static constexpr auto kFirstWith = [] {  // kFirstWith[c]: the first word starting at or after character c
+    std::array<uint8_t, 129> first{};
+    uint8_t word = 0;
+    for (size_t c = 0; c < first.size(); ++c) {
+      while (word < std::size(kReserved) && static_cast<unsigned char>(kReserved[word][0]) < c) ++word;
+      first[c] = word;
+    }
+    return first;
+  }();
+  static_assert(std::ranges::is_sorted(kReserved, {}, [](std::string_view word) { return word[0]; }));
+  if (name.empty() || static_cast<unsigned char>(name[0]) >= 128) return false;
+  const auto c = static_cast<unsigned char>(name[0]);
+  for (size_t word = kFirstWith[c]; word < kFirstWith[c + 1u]; ++word)
+    if (kReserved[word] == name) return true;
   return false;
 }
 
@@ -83,16 +93,6 @@ SourceLoc Lexer::loc(const Token& token) const {
   loc.col = token.col;
   loc.length = token.length > 0 ? token.length : 1;
   return loc;
-}
-
-Token Lexer::make(TokenKind kind, uint32_t start, uint32_t start_col) const {
-  Token token;
-  token.kind = kind;
-  token.offset = start;
-  token.length = pos_ - start;
-  token.line = line_;
-  token.col = start_col;
-  return token;
 }
 
 void Lexer::report(uint32_t line, uint32_t col, uint32_t length, std::string message) {
@@ -159,9 +159,7 @@ Token Lexer::next() {
       begin_line();
       continue;
     }
-    while (pos_ < size && (text[pos_] == ' ' || text[pos_] == '\t' || text[pos_] == '\r' || text[pos_] == '\f')) {
-      ++pos_;
-    }
+    while (pos_ < size && is_blank(text[pos_])) ++pos_;
     const uint32_t start = pos_;
     const uint32_t start_col = pos_ - line_start_ + 1;
     if (pos_ >= size) {

@@ -1,6 +1,7 @@
 // Tokens and the indentation-aware lexer for the TVMScript Relax text subset (private to the text reader).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,6 +40,24 @@ enum class TokenKind : uint8_t {
 // How a token kind is named in "expected X, found Y" messages.
 std::string_view token_kind_name(TokenKind kind);
 
+// Character classes by table: the lexer asks about every byte of files of up to a hundred megabytes.
+enum CharClass : uint8_t { kNameStart = 1, kDigit = 2, kBlank = 4 };  // kBlank: space, tab, CR, form feed
+
+inline constexpr std::array<uint8_t, 256> kCharClasses = [] {
+  std::array<uint8_t, 256> classes{};
+  for (int c = 'a'; c <= 'z'; ++c) classes[c] = kNameStart;
+  for (int c = 'A'; c <= 'Z'; ++c) classes[c] = kNameStart;
+  classes['_'] = kNameStart;
+  for (int c = '0'; c <= '9'; ++c) classes[c] = kDigit;
+  for (char c : {' ', '\t', '\r', '\f'}) classes[static_cast<unsigned char>(c)] = kBlank;
+  return classes;
+}();
+
+inline bool in_char_class(char c, uint8_t classes) {
+  return (kCharClasses[static_cast<unsigned char>(c)] & classes) != 0;
+}
+inline bool is_name_char(char c) { return in_char_class(c, kNameStart | kDigit); }  // [A-Za-z0-9_]
+
 // A Python identifier as the lexer reads one: [A-Za-z_][A-Za-z0-9_]*.
 bool is_identifier(std::string_view name);
 // Names a binding or parameter cannot take: the TVMScript namespaces (R, T, I), Python keywords, `metadata`.
@@ -64,6 +83,9 @@ class Lexer {
 
   // Lexical errors are reported once: a lexer that re-reads text it has already lexed runs quietly.
   void set_quiet(bool quiet) { quiet_ = quiet; }
+  // Continues at `offset`, further on the current line, past text the caller has read another way: text with
+  // balanced brackets and no newline, whose tokens would leave the lexer's state as it is.
+  void skip_to(uint32_t offset) { pos_ = offset; }
 
   const SourceFile& file() const { return *file_; }
   std::string_view text(const Token& token) const {
@@ -78,7 +100,9 @@ class Lexer {
     uint32_t offset, line, col;
   };
 
-  Token make(TokenKind kind, uint32_t start, uint32_t start_col) const;
+  Token make(TokenKind kind, uint32_t start, uint32_t start_col) const {  // inline: once per token
+    return Token{kind, start, pos_ - start, line_, start_col};
+  }
   void report(uint32_t line, uint32_t col, uint32_t length, std::string message);
   // Measures the indentation of the line at pos_ and queues INDENT/DEDENT tokens; false for blank lines.
   bool begin_line();

@@ -187,6 +187,7 @@ struct NameEntry {
 
 struct Scope {
   text::NameTable<NameEntry> names;
+  text::NameTable<TypeRef> types;  // the type annotations read so far, by their spelling (Reader::parse_type)
   std::string_view module_alias;  // `cls` of `cls = Module`
 };
 
@@ -1056,22 +1057,27 @@ class Reader {
     advance();
     advance();  // '.'
     Token last = expect(TokenKind::Name, "a name after 'R.'");
-    std::string path(text(last));
-    while (at(TokenKind::Dot)) {
-      advance();
-      last = expect(TokenKind::Name, "a name");
-      path += '.';
-      path += text(last);
+    std::string_view path = text(last);
+    std::string dotted;  // `R.nn.conv2d`: the names joined (a single name is read in place)
+    if (at(TokenKind::Dot)) {
+      dotted = path;
+      while (at(TokenKind::Dot)) {
+        advance();
+        last = expect(TokenKind::Name, "a name");
+        dotted += '.';
+        dotted += text(last);
+      }
+      path = dotted;
     }
     const SourceLoc where = span(first, last);
     if (path == "const") return parse_const(where, depth);
     if (path == "shape") return parse_shape_literal(depth);
     if (path == "output" || path == "func_attr" || path == "dataflow") {
-      fail_at(where, "R." + path + "(...) is a statement, not a value");
+      fail_at(where, "R." + std::string(path) + "(...) is a statement, not a value");
     }
     if (path == "Tensor" || path == "Tuple" || path == "Shape" || path == "Object" || path == "Prim" ||
         path == "Callable") {
-      fail_at(where, "R." + path + " is a type, not a value");
+      fail_at(where, "R." + std::string(path) + " is a type, not a value");
     }
     const OpInfo* info = OpRegistry::global().find(path);
     if (info == nullptr) {
@@ -1082,12 +1088,14 @@ class Reader {
       const bool known_tvm = std::find(std::begin(kUnsupported), std::end(kUnsupported), path) !=
                                  std::end(kUnsupported) ||
                              path.starts_with("builtin.") || path.starts_with("vm.") || path.starts_with("memory.");
-      if (known_tvm) fail_at(where, "R." + path + " is not supported: dpl reads graph-level Relax ops only");
+      const std::string spelling(path);
+      if (known_tvm) fail_at(where, "R." + spelling + " is not supported: dpl reads graph-level Relax ops only");
       if (is_onnx_opaque_name(path)) {
-        fail_at(where, "unknown op 'R." + path + "': a call in the onnx. namespace is read as an opaque ONNX op when "
-                       "it gives the result_types attribute (on its first call)");
+        fail_at(where, "unknown op 'R." + spelling +
+                           "': a call in the onnx. namespace is read as an opaque ONNX op when it gives the "
+                           "result_types attribute (on its first call)");
       }
-      fail_at(where, "unknown op 'R." + path + "'");
+      fail_at(where, "unknown op 'R." + spelling + "'");
     }
     return parse_op_call(*info, where, depth);
   }
@@ -1103,8 +1111,10 @@ class Reader {
 
   Node* parse_op_call(const OpInfo& info, SourceLoc where, int depth) {
     auto callee = [&] { return "R." + info.name; };
-    AttrList attrs = info.default_attrs();
-    std::vector<bool> given(attrs.size(), false);
+    // Filled with the defaults at the first keyword: a call without one passes no list, and add_call gives it the
+    // op's interned defaults.
+    AttrList attrs;
+    std::vector<bool> given;
     const size_t base = operand_stack_.size();
     parse_arguments(depth, "R.", info.name, [&](const Token& key) {
       const int index = info.attr_index(text(key));
@@ -1113,6 +1123,10 @@ class Reader {
         message += info.attrs.empty() ? "; it takes no attributes"
                                       : "; valid attributes: " + valid_attribute_list(info);
         fail(key, std::move(message));
+      }
+      if (attrs.empty()) {
+        attrs = info.default_attrs();
+        given.assign(attrs.size(), false);
       }
       if (given[index]) fail(key, "attribute '" + std::string(text(key)) + "' given twice");
       given[index] = true;
@@ -1462,7 +1476,72 @@ class Reader {
     fail_at(where, error.message);
   }
 
+  // Most bindings of a model repeat one of a few annotations (`R.Tensor((1, 11, 768), dtype="float32")`). A type's
+  // meaning depends only on its spelling and the function's symbolic dimensions, which are never redefined, so a
+  // function reads each spelling once and looks repeats up by their text.
   TypeRef parse_type(int depth) {
+    const std::string_view spelling = depth == 0 ? repeatable_type_text() : std::string_view();
+    if (!spelling.empty()) {
+      if (const TypeRef* known = scope_->types.find(spelling)) {
+        skip_read_text(spelling);
+        return *known;
+      }
+    }
+    const uint32_t start = tok().offset;
+    TypeRef type = read_type(depth);
+    if (!spelling.empty() && prev_.offset + prev_.length == start + spelling.size()) {
+      scope_->types.insert(spelling, type);
+    }
+    return type;
+  }
+
+  // The spelling of the type at the current token when it can be looked up: `R.Name(...)` on one line, with
+  // balanced brackets, strings without escapes and no comment; else empty.
+  std::string_view repeatable_type_text() const {
+    if (scope_ == nullptr || cur_.has_peeked || !at_name("R")) return {};
+    const std::string_view source = cur_.lexer.file().text();
+    const size_t start = tok().offset;
+    size_t end = start + 1;
+    while (end < source.size() && (source[end] == '.' || text::is_name_char(source[end]))) ++end;
+    if (end >= source.size() || source[end] != '(') return {};
+    for (int open = 0; end < source.size(); ++end) {
+      switch (source[end]) {
+        case '(':
+        case '[': ++open; break;
+        case ')':
+        case ']':
+          if (--open == 0) return source.substr(start, end + 1 - start);
+          break;
+        case '"':
+        case '\'': {
+          const char quote = source[end];
+          for (++end; end < source.size() && source[end] != quote; ++end) {
+            if (source[end] == '\\' || source[end] == '\n') return {};
+          }
+          break;
+        }
+        case '\n':
+        case '\r':
+        case '#':
+        case '\\': return {};
+        default: break;
+      }
+    }
+    return {};
+  }
+
+  // Moves past `spelling`, which starts at the current token, as if its tokens had been read: prev_ is its
+  // closing bracket (for spans that end at the type).
+  void skip_read_text(std::string_view spelling) {
+    const Token first = tok();
+    const auto last = static_cast<uint32_t>(first.offset + spelling.size() - 1);
+    const TokenKind closing = spelling.back() == ')' ? TokenKind::RParen : TokenKind::RBracket;
+    prev_ = Token{closing, last, 1, first.line, first.col + (last - first.offset)};
+    cur_.lexer.skip_to(last + 1);
+    cur_.tok = cur_.lexer.next();
+  }
+
+  TypeRef read_type(int depth) {
     check_depth(depth);
     const Token first = tok();
     if (!at_name("R")) {
@@ -1525,7 +1604,6 @@ class Reader {
     int ndim = -1;
     Token ndim_token;
     DType dtype = DType::Unknown;
-    std::vector<Dim> dims;
     int position = 0;
     while (!at(TokenKind::RParen)) {
       std::string_view key;
@@ -1546,8 +1624,7 @@ class Reader {
         if (at_name("None")) {
           advance();
         } else {
-          parse_dims(false);
-          dims.assign(dims_.begin(), dims_.end());
+          parse_dims(false);  // dims_ holds the shape to the end: nothing below reads another
           has_shape = true;
         }
       } else if (key == "dtype") {
@@ -1567,11 +1644,11 @@ class Reader {
       if (!at(TokenKind::RParen)) expect(TokenKind::Comma, "',' or ')'");
     }
     advance();
-    if (has_shape && ndim >= 0 && ndim != static_cast<int>(dims.size())) {
-      fail(ndim_token, "ndim=" + std::to_string(ndim) + " contradicts the shape's " + std::to_string(dims.size()) +
+    if (has_shape && ndim >= 0 && ndim != static_cast<int>(dims_.size())) {
+      fail(ndim_token, "ndim=" + std::to_string(ndim) + " contradicts the shape's " + std::to_string(dims_.size()) +
                            " dimensions");
     }
-    if (has_shape) return Type::tensor(dtype, dims);
+    if (has_shape) return Type::tensor(dtype, dims_);
     return Type::tensor_of_rank(dtype, ndim);
   }
 
