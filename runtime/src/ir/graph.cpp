@@ -152,6 +152,16 @@ struct Function::CallMemo {
     if (attrs.empty()) return &detail::kNoAttrs;
     return &*lists.insert(std::move(attrs)).first;
   }
+  // As intern(), for a call of `op`: calls of one op mostly repeat its last list (a rewrite's `permute_dims` to
+  // heads, a reader's run of `matmul(..., out_dtype="void")`), which one comparison finds without hashing.
+  const AttrList* intern_for(OpId op, AttrList&& attrs) {
+    if (attrs.empty()) return &detail::kNoAttrs;
+    if (last_of_op.size() <= op) last_of_op.resize(op + 1u, nullptr);
+    const AttrList*& last = last_of_op[op];
+    if (last == nullptr || !AttrListEqual{}(*last, attrs)) last = intern(std::move(attrs));
+    return last;
+  }
+  std::vector<const AttrList*> last_of_op;  // per op id: the list intern_for() gave last
   // The op's default attributes, stored as add_call stores given ones.
   const AttrList* defaults_of(const OpInfo& info) {
     if (defaults.size() <= info.id) defaults.resize(info.id + 1u, nullptr);
@@ -381,7 +391,7 @@ const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands
     }
   }
   // Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
-  return defaults != nullptr ? defaults : call_memo_->intern(std::move(attrs));
+  return defaults != nullptr ? defaults : call_memo_->intern_for(op, std::move(attrs));
 }
 
 Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error) {
