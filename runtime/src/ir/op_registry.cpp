@@ -1,6 +1,7 @@
 // The op registry: lookup by name, user-op registration, attribute kind checks and attribute printing.
 #include "dpl/ir/op_registry.h"
 
+#include <charconv>
 #include <stdexcept>
 
 #include "dpl/support/format.h"
@@ -149,35 +150,44 @@ std::string_view attr_kind_name(AttrKind kind) {
 
 namespace {
 
-std::string quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
+void append_int(std::string& out, int64_t value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
 }
 
 }  // namespace
 
-std::string attr_value_str(const AttrValue& value) {
+void append_attr_value(std::string& out, const AttrValue& value) {
   struct Printer {
-    std::string operator()(std::monostate) const { return "None"; }
-    std::string operator()(bool v) const { return v ? "True" : "False"; }
-    std::string operator()(int64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const { return format_double_like_python(v); }
-    std::string operator()(const std::string& v) const { return quote(v); }
-    std::string operator()(const std::vector<int64_t>& v) const {
-      std::string out = "[";
+    std::string& out;
+    void operator()(std::monostate) const { out += "None"; }
+    void operator()(bool v) const { out += v ? "True" : "False"; }
+    void operator()(int64_t v) const { append_int(out, v); }
+    void operator()(double v) const { out += format_double_like_python(v); }
+    void operator()(const std::string& v) const {
+      out += '"';
+      for (char c : v) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += '"';
+    }
+    void operator()(const std::vector<int64_t>& v) const {
+      out += '[';
       for (size_t i = 0; i < v.size(); ++i) {
         if (i > 0) out += ", ";
-        out += std::to_string(v[i]);
+        append_int(out, v[i]);
       }
-      return out + "]";
+      out += ']';
     }
   };
-  return std::visit(Printer{}, value);
+  std::visit(Printer{out}, value);
+}
+
+std::string attr_value_str(const AttrValue& value) {
+  std::string out;
+  append_attr_value(out, value);
+  return out;
 }
 
 }  // namespace dpl

@@ -6,6 +6,8 @@
 // other name; symbolic dimensions are quoted in the signature and declared with `n = T.int64()` when the body
 // uses them bare.
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -238,22 +240,30 @@ class FunctionPrinter {
         unnamed.push_back(node);
       }
     }
-    std::unordered_map<std::string, size_t> next_suffix;
+    // The next suffix to try per base: the three fresh bases by index (most nodes of a built graph are unnamed),
+    // repeated names by name.
+    std::array<size_t, 3> fresh_suffix{};
+    std::unordered_map<std::string_view, size_t> repeated_suffix;
+    std::string candidate;
     for (const Node* node : unnamed) {
       const std::string& wanted = node->name();
       const bool keep_base = text::is_identifier(wanted) && !text::is_reserved_word(wanted);
-      const std::string base = keep_base                     ? wanted
-                               : node == fn_.output()        ? "gv"
-                               : node->kind() == NodeKind::Param ? "p"
-                                                                 : "lv";
-      size_t& suffix = next_suffix[base];
-      std::string candidate;
+      const size_t fresh = node == fn_.output() ? 0 : node->kind() == NodeKind::Param ? 1 : 2;
+      const std::string_view base = keep_base ? std::string_view(wanted) : std::array{"gv", "p", "lv"}[fresh];
+      size_t& suffix = keep_base ? repeated_suffix[base] : fresh_suffix[fresh];
       do {
-        candidate = keep_base ? base + "_" + std::to_string(++suffix)
-                              : (suffix == 0 ? base : base + std::to_string(suffix));
+        candidate = base;
+        if (keep_base) {
+          candidate += '_';
+          ++suffix;
+        }
+        if (keep_base || suffix > 0) {
+          char digits[24];
+          candidate.append(digits, std::to_chars(digits, digits + sizeof digits, suffix).ptr);
+        }
         if (!keep_base) ++suffix;
       } while (taken.find(candidate) != nullptr);
-      const std::string& stored = fresh_names_.emplace_back(std::move(candidate));
+      const std::string& stored = fresh_names_.emplace_back(candidate);
       taken.insert(stored, 0);
       names_[slot(node)] = stored;
     }
@@ -269,7 +279,7 @@ class FunctionPrinter {
       if (i > 0) out_ += ", ";
       out_ += name(param);
       out_ += ": ";
-      out_ += signature_type_str(param->type());
+      out_ += cached_str(signature_type_strings_, param->type(), signature_type_str);
     }
     out_ += ")";
     TypeRef result = fn_.output() != nullptr ? fn_.return_type() : nullptr;
@@ -290,10 +300,15 @@ class FunctionPrinter {
     out_ += "})\n";
   }
 
-  const std::string& type_str(TypeRef type) {
-    auto [it, inserted] = type_strings_.try_emplace(type);
-    if (inserted) it->second = type->str();
+  // Types are interned and a model's values share a few: each is spelled once per function.
+  using TypeStrings = std::unordered_map<TypeRef, std::string>;
+  static const std::string& cached_str(TypeStrings& strings, TypeRef type, std::string (*spell)(TypeRef)) {
+    auto [it, inserted] = strings.try_emplace(type);
+    if (inserted) it->second = spell(type);
     return it->second;
+  }
+  const std::string& type_str(TypeRef type) {
+    return cached_str(type_strings_, type, [](TypeRef spelled) { return spelled->str(); });
   }
 
   // A value as an operand: the name of a bound node or parameter, or the inline form of a literal or tuple.
@@ -353,7 +368,7 @@ class FunctionPrinter {
       first = false;
       out_ += info.attrs[i].name;
       out_ += '=';
-      out_ += attr_value_str(i < node->attrs().size() ? node->attr(i) : info.attrs[i].default_value);
+      append_attr_value(out_, i < node->attrs().size() ? node->attr(i) : info.attrs[i].default_value);
     }
     out_ += ')';
   }
@@ -368,7 +383,8 @@ class FunctionPrinter {
   std::vector<const Node*> bindings_;
   std::vector<std::string_view> body_symbols_;
   bool calls_functions_ = false;
-  std::unordered_map<TypeRef, std::string> type_strings_;
+  TypeStrings type_strings_;            // binding annotations
+  TypeStrings signature_type_strings_;  // parameter annotations (symbols quoted)
 };
 
 }  // namespace

@@ -121,5 +121,6 @@ bool attr_matches_kind(AttrKind kind, AttrValue& value);
 std::string_view attr_kind_name(AttrKind kind);
 // TVMScript spelling of an attribute value: `[1, 0]`, `"float32"`, `-1`, `True`, `None`, `1e-05`.
 std::string attr_value_str(const AttrValue& value);
+void append_attr_value(std::string& out, const AttrValue& value);  // the same, appended to `out`
 
 }  // namespace dpl
