@@ -179,6 +179,13 @@ TEST(AttrValues, PrintAsTvmScript) {
   EXPECT_EQ(attr_value_str(std::string("a\"b")), "\"a\\\"b\"");
   EXPECT_EQ(attr_value_str(std::vector<int64_t>{1, 0}), "[1, 0]");
   EXPECT_EQ(attr_value_str(std::vector<int64_t>{}), "[]");
+  EXPECT_EQ(attr_value_str(std::vector<int64_t>{INT64_MIN, INT64_MAX}),
+            "[-9223372036854775808, 9223372036854775807]");
+  // The printer appends in place: what is already there stays.
+  std::string out = "axes=";
+  append_attr_value(out, std::vector<int64_t>{0, -2});
+  append_attr_value(out, std::string("a\\b"));
+  EXPECT_EQ(out, "axes=[0, -2]\"a\\\\b\"");
 }
 
 }  // namespace

@@ -110,6 +110,7 @@ bool infers_from_types(OpId op, std::span<Node* const> operands) {
 struct Function::CallMemo {
   std::unordered_set<AttrList, AttrListHash, AttrListEqual> lists;  // node-based: stable addresses
   std::vector<const AttrList*> defaults;                            // per op id, interned on first use
+  std::vector<const AttrList*> last_of_op;                          // per op id: what intern_for() gave last
 
   // A direct-mapped cache of inferred types, for calls of at most three operands whose type follows from the
   // operand types (infers_from_types). Made once the function has made kCallsBeforeMemo such calls: the small
@@ -161,7 +162,6 @@ struct Function::CallMemo {
     if (last == nullptr || !AttrListEqual{}(*last, attrs)) last = intern(std::move(attrs));
     return last;
   }
-  std::vector<const AttrList*> last_of_op;  // per op id: the list intern_for() gave last
   // The op's default attributes, stored as add_call stores given ones.
   const AttrList* defaults_of(const OpInfo& info) {
     if (defaults.size() <= info.id) defaults.resize(info.id + 1u, nullptr);

@@ -22,7 +22,9 @@ inline uint64_t hash_name(std::string_view name) {
     hash ^= hash >> 31;
   }
   uint64_t tail = 0;
-  for (size_t shift = 0; i < name.size(); ++i, shift += 8) tail |= uint64_t{static_cast<unsigned char>(name[i])} << shift;
+  for (size_t shift = 0; i < name.size(); ++i, shift += 8) {
+    tail |= uint64_t{static_cast<unsigned char>(name[i])} << shift;
+  }
   hash = (hash ^ tail) * 0x94D049BB133111EBull;
   return hash ^ (hash >> 29);
 }
