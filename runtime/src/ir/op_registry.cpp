@@ -1,7 +1,6 @@
 // The op registry: lookup by name, user-op registration, attribute kind checks and attribute printing.
 #include "dpl/ir/op_registry.h"
 
-#include <charconv>
 #include <stdexcept>
 
 #include "dpl/support/format.h"
@@ -148,21 +147,12 @@ std::string_view attr_kind_name(AttrKind kind) {
   return "?";
 }
 
-namespace {
-
-void append_int(std::string& out, int64_t value) {
-  char digits[24];
-  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-}
-
-}  // namespace
-
 void append_attr_value(std::string& out, const AttrValue& value) {
   struct Printer {
     std::string& out;
     void operator()(std::monostate) const { out += "None"; }
     void operator()(bool v) const { out += v ? "True" : "False"; }
-    void operator()(int64_t v) const { append_int(out, v); }
+    void operator()(int64_t v) const { append_integer(out, v); }
     void operator()(double v) const { out += format_double_like_python(v); }
     void operator()(const std::string& v) const {
       out += '"';
@@ -176,7 +166,7 @@ void append_attr_value(std::string& out, const AttrValue& value) {
       out += '[';
       for (size_t i = 0; i < v.size(); ++i) {
         if (i > 0) out += ", ";
-        append_int(out, v[i]);
+        append_integer(out, v[i]);
       }
       out += ']';
     }

@@ -7,7 +7,6 @@
 // uses them bare.
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -257,10 +256,7 @@ class FunctionPrinter {
           candidate += '_';
           ++suffix;
         }
-        if (keep_base || suffix > 0) {
-          char digits[24];
-          candidate.append(digits, std::to_chars(digits, digits + sizeof digits, suffix).ptr);
-        }
+        if (keep_base || suffix > 0) append_integer(candidate, static_cast<int64_t>(suffix));
         if (!keep_base) ++suffix;
       } while (taken.find(candidate) != nullptr);
       const std::string& stored = fresh_names_.emplace_back(candidate);
