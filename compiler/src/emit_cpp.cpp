@@ -864,7 +864,9 @@ class RuleEmitter {
     return "::" + call.native->name + "(" + fmt::format("{}", fmt::join(arguments, ", ")) + ")";
   }
 
-  // The full attribute list: the given values, the op's defaults elsewhere.
+  // The full attribute list: the given values, the op's defaults elsewhere. A list of literals is a static local,
+  // built once: the rewriter compares it with the lists the function holds instead of building and freeing one
+  // per rewrite.
   std::string attr_list(const CallExpr& call) {
     const OpInfo& info = registry_.get(call.op.id);
     std::vector<std::string> values;
@@ -877,12 +879,26 @@ class RuleEmitter {
       }
       values.push_back("/*" + spec.name + "=*/" + value);
     }
-    return "dpl::AttrList{" + fmt::format("{}", fmt::join(values, ", ")) + "}";
+    const std::string initializer = "{" + fmt::format("{}", fmt::join(values, ", ")) + "}";
+    const bool constant = std::all_of(call.attrs.begin(), call.attrs.end(), [](const ExprAttr& attr) {
+      return std::holds_alternative<LiteralExpr>(attr.value->node);
+    });
+    if (!constant) return "dpl::AttrList" + initializer;
+    auto [it, fresh] = attr_constants_.emplace(initializer, std::string());  // one per distinct list
+    if (fresh) {
+      it->second = names_.numbered(op_ident(info) + "_attrs");
+      statement("static const dpl::AttrList " + it->second + initializer + ";");
+    }
+    return it->second;
   }
 
   // An attribute value of `kind` on the right: a literal, a capture copied whole, or a computed value.
   std::string attr_value(const Expr& value, AttrKind kind) {
-    if (const auto* literal = std::get_if<LiteralExpr>(&value.node)) return attr_value_cpp(literal->value, needs_);
+    if (const auto* literal = std::get_if<LiteralExpr>(&value.node)) {
+      AttrValue stored = literal->value;  // as a call stores it: an int given for a float as its double
+      attr_matches_kind(kind, stored);
+      return attr_value_cpp(stored, needs_);
+    }
     if (value.type == ExprType::AttrList) return common_member(std::get<VarExpr>(value.node).name);
     if (const auto* var = std::get_if<VarExpr>(&value.node);
         var != nullptr && !value.dtype_literal && value.attr_kind == kind && value.type != ExprType::Value) {
@@ -1219,6 +1235,7 @@ class RuleEmitter {
   MatchOrder order_{registry_, pattern_mentions_};
   NameTable names_;
   std::map<std::string, std::string> bound_;  // variable -> C++ local
+  std::map<std::string, std::string> attr_constants_;  // a constant attribute list's initializer -> its static
   CodeWriter* body_ = nullptr;  // a multi-root rule's function body; null while recording steps
   std::vector<MatchStep>* steps_ = nullptr;  // where recorded steps go: the prefix, then the tail
   GroupNames* group_;                        // null for a multi-root rule

@@ -1306,7 +1306,7 @@ class Alternative {
       op = *known;
     }
     const OpInfo& info = registry_.get(op);
-    if (call.attrs.empty()) return rewriter_->call(op, operands, info.default_attrs());
+    if (call.attrs.empty()) return rewriter_->call(op, operands, AttrList{});  // empty: the op's defaults
     AttrList attrs;
     for (const AttrSpec& spec : info.attrs) {
       AttrValue value = spec.default_value;

@@ -58,11 +58,12 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
             if (!(s_rank == 0)) continue;
             if (!s->is_scalar_constant()) continue;
             const double s_value = s->scalar_value();
-            dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}};
+            dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {q}, permute_dims_attrs1);
             if (permute_dims2 == nullptr) continue;
-            dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, permute_dims_attrs1);
             if (permute_dims3 == nullptr) continue;
-            dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+            dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
             if (permute_dims4 == nullptr) continue;
             if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 0;
           }
@@ -94,11 +95,12 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           if (!(s_rank == 0)) break;
           if (!s->is_scalar_constant()) break;
           const double s_value = s->scalar_value();
-          dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {q}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}};
+          dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {q}, permute_dims_attrs1);
           if (permute_dims3 == nullptr) break;
-          dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {k}, permute_dims_attrs1);
           if (permute_dims4 == nullptr) break;
-          dpl::Node* permute_dims5 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+          dpl::Node* permute_dims5 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
           if (permute_dims5 == nullptr) break;
           if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 1;
           break;
@@ -206,9 +208,10 @@ int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node*
   const std::optional<bool> equal_dims_1 = dpl::dims_equal(dpl::DimValue(dim_2), (dpl::DimValue(kv_heads) * dpl::DimValue(r)));
   if (!equal_dims_1.has_value()) return -1;
   if (!*equal_dims_1) return -1;
-  dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+  static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}};
+  dpl::Node* permute_dims3 = rewriter.call(dpl::op::permute_dims, {k}, permute_dims_attrs1);
   if (permute_dims3 == nullptr) return -1;
-  dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 1, 3}});
+  dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
   if (permute_dims4 == nullptr) return -1;
   if (rewriter.rebuild(root, dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/sc, /*causal_mask=*/cm, /*window_size=*/ws})) return 2;
   return -1;

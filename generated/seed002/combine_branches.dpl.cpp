@@ -58,13 +58,15 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
-  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
+  static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
+  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
   dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul2 == nullptr) return false;
   dpl::Node* tuple2 = rewriter.tuple(b_list);
   if (tuple2 == nullptr) return false;
-  dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple2}, dpl::AttrList{/*axis=*/int64_t{0}});
+  static const dpl::AttrList concat_attrs2{/*axis=*/int64_t{0}};
+  dpl::Node* concat2 = rewriter.call(dpl::op::concat, {tuple2}, concat_attrs2);
   if (concat2 == nullptr) return false;
   dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {matmul2, concat2});
   if (add1 == nullptr) return false;
@@ -119,7 +121,8 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
-  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
+  static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
+  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
   dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul2 == nullptr) return false;

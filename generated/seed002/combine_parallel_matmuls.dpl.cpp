@@ -46,7 +46,8 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
-  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
+  static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
+  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
   dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul1 == nullptr) return false;
@@ -96,7 +97,8 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
-  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
+  static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
+  dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
   dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
   if (matmul1 == nullptr) return false;

@@ -44,7 +44,8 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       const std::vector<int64_t> split_indices1 = dpl::split_indices(std::vector<int64_t>{static_cast<int64_t>(wq_shape_1), static_cast<int64_t>(wk_shape_1), static_cast<int64_t>(wv_shape_1)});
       dpl::Node* tuple1 = rewriter.tuple(std::vector<dpl::Node*>{wq, wk, wv});
       if (tuple1 == nullptr) return false;
-      dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, dpl::AttrList{/*axis=*/int64_t{1}});
+      static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
+      dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
       if (concat1 == nullptr) return false;
       dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
       if (matmul1 == nullptr) return false;

@@ -21,7 +21,8 @@ int match_seed004_constant_conv_bias_to_add_nn_bias_add(dpl::Rewriter& rewriter,
   if (root->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
   dpl::Node* b = root->operand(1);
   dpl::Node* c = nn_conv2d1;
-  dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {b}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
+  static const dpl::AttrList expand_dims_attrs1{/*axis=*/std::vector<int64_t>{1, 2}};
+  dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {b}, expand_dims_attrs1);
   if (expand_dims1 == nullptr) return -1;
   if (rewriter.proven_rebuild(root, dpl::op::add, {c, expand_dims1})) return 0;
   return -1;

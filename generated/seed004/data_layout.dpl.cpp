@@ -28,11 +28,13 @@ int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   const dpl::AttrValue& od = root->attr(7);
   dpl::Node* x = root->operand(0);
   dpl::Node* w = root->operand(1);
-  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}});
+  static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}};
+  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
   if (nn_conv2d1 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_conv2d1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}})) return 0;
+  static const dpl::AttrList permute_dims_attrs2{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_conv2d1}, permute_dims_attrs2)) return 0;
   return -1;
 }
 

@@ -34,7 +34,8 @@ int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   const dpl::AttrValue& od = root->attr(7);
   dpl::Node* x = root->operand(0);
   dpl::Node* w = tensor1;
-  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}});
+  static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}};
+  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
   if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/layout, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/ol, /*out_dtype=*/od})) return 0;
   return -1;

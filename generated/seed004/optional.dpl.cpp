@@ -29,7 +29,8 @@ int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node
       if (root->attr(0) != axis_value) break;
       if (root->attr(1) != dpl::AttrValue(true)) break;
       dpl::Node* block = nn_relu1;
-      if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}})) return 0;
+      static const dpl::AttrList nn_adaptive_avg_pool2d_attrs1{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}};
+      if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, nn_adaptive_avg_pool2d_attrs1)) return 0;
       break;
     }
     case dpl::op::nn_bias_add: {
@@ -40,7 +41,8 @@ int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node
       if (root->attr(0) != axis_value) break;
       if (root->attr(1) != dpl::AttrValue(true)) break;
       dpl::Node* block = nn_bias_add2;
-      if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, dpl::AttrList{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}})) return 0;
+      static const dpl::AttrList nn_adaptive_avg_pool2d_attrs1{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}};
+      if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, nn_adaptive_avg_pool2d_attrs1)) return 0;
       break;
     }
     default:

@@ -33,7 +33,8 @@ int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl
   dpl::Node* beta = nn_batch_norm1->operand(2);
   dpl::Node* mean = nn_batch_norm1->operand(3);
   dpl::Node* var = nn_batch_norm1->operand(4);
-  dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {mean}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
+  static const dpl::AttrList expand_dims_attrs1{/*axis=*/std::vector<int64_t>{1, 2}};
+  dpl::Node* expand_dims1 = rewriter.call(dpl::op::expand_dims, {mean}, expand_dims_attrs1);
   if (expand_dims1 == nullptr) return -1;
   dpl::Node* subtract1 = rewriter.proven_call(dpl::op::subtract, {x, expand_dims1});
   if (subtract1 == nullptr) return -1;
@@ -43,11 +44,11 @@ int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl
   if (rsqrt1 == nullptr) return -1;
   dpl::Node* multiply1 = rewriter.proven_call(dpl::op::multiply, {gamma, rsqrt1});
   if (multiply1 == nullptr) return -1;
-  dpl::Node* expand_dims2 = rewriter.call(dpl::op::expand_dims, {multiply1}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
+  dpl::Node* expand_dims2 = rewriter.call(dpl::op::expand_dims, {multiply1}, expand_dims_attrs1);
   if (expand_dims2 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {subtract1, expand_dims2});
   if (multiply2 == nullptr) return -1;
-  dpl::Node* expand_dims3 = rewriter.call(dpl::op::expand_dims, {beta}, dpl::AttrList{/*axis=*/std::vector<int64_t>{1, 2}});
+  dpl::Node* expand_dims3 = rewriter.call(dpl::op::expand_dims, {beta}, expand_dims_attrs1);
   if (expand_dims3 == nullptr) return -1;
   dpl::Node* add2 = rewriter.proven_call(dpl::op::add, {multiply2, expand_dims3});
   if (add2 == nullptr) return -1;

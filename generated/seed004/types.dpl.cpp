@@ -71,13 +71,15 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   const dpl::AttrValue& od = nn_conv2d1->attr(7);
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
-  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}});
+  static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};
+  dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
   if (nn_conv2d2 == nullptr) return -1;
   dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {nn_conv2d2});
   if (nn_relu1 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_relu1}, dpl::AttrList{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}})) return 2;
+  static const dpl::AttrList permute_dims_attrs2{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}};
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_relu1}, permute_dims_attrs2)) return 2;
   return -1;
 }
 

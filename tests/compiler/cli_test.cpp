@@ -198,15 +198,44 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
   ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
   const std::string& code = cpp.output;
   EXPECT_NE(code.find("rewriter.proven_rebuild(root, dpl::op::add, {x, x})"), std::string::npos) << code;
-  EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_softmax, {x}, nn_softmax_attrs"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.rebuild(root, op, {y, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.proven_call(dpl::op::add, {x, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.proven_rebuild(root, dpl::op::nn_relu, {add"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_relu, {r})"), std::string::npos) << code;
   EXPECT_EQ(code.find("proven_rebuild(root, dpl::op::nn_relu, {r"), std::string::npos) << code;
-  EXPECT_NE(code.find("rewriter.call(dpl::op::nn_softmax, {x}, dpl::AttrList{"), std::string::npos) << code;
+  EXPECT_NE(code.find("rewriter.call(dpl::op::nn_softmax, {x}, nn_softmax_attrs"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.call(op, {y, x})"), std::string::npos) << code;
   EXPECT_NE(code.find("rewriter.replace(root, add"), std::string::npos) << "the pass with a once rule\n" << code;
+}
+
+// An attribute list of literals is a static local of the rule, one per distinct list (the rewriter compares it with
+// the function's interned lists, so a rewrite builds and frees none); a list with a captured value is built per
+// rewrite. Literals are stored as calls store them: an int given for a float attribute as its double.
+TEST_F(Dplc, ConstantAttributeListsAreStaticLocals) {
+  write_file(dir_ / "rules.dpl",
+             "pass p {\n"
+             "  rule soft: exp(x) => nn.softmax(x, axis=0);\n"
+             "  rule keep: nn.softmax(x, axis=a) => nn.softmax(exp(x), axis=a);\n"
+             "  rule two: log(x) => add(permute_dims(x, axes=[1, 0]), permute_dims(x, axes=[1, 0]));\n"
+             "  rule eps: nn.relu(x) => nn.rms_norm(x, x, axes=[-1], epsilon=1);\n"
+             "}\n");
+  DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  const std::string& code = cpp.output;
+  EXPECT_NE(code.find("static const dpl::AttrList nn_softmax_attrs1{/*axis=*/int64_t{0}};\n"
+                      "  if (rewriter.rebuild(root, dpl::op::nn_softmax, {x}, nn_softmax_attrs1)) return 0;"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("rewriter.rebuild(root, dpl::op::nn_softmax, {exp1}, dpl::AttrList{/*axis=*/a})"),
+            std::string::npos)
+      << code;
+  for (const char* call : {"permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);",
+                           "permute_dims2 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);"}) {
+    EXPECT_NE(code.find(call), std::string::npos) << "both calls share the one list\n" << code;
+  }
+  EXPECT_EQ(code.find("permute_dims_attrs2"), std::string::npos) << code;
+  EXPECT_NE(code.find("{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/1.0}"), std::string::npos) << code;
 }
 
 // An op-class alternative that can never match (broadcast_to's operand 1 is a shape, never a permute_dims call)

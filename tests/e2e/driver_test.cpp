@@ -744,7 +744,8 @@ TEST(Rebuild, DeclinesACallOfAnotherTypeAndChangesNothing) {
 }
 
 // rule soft: exp(x) => nn.softmax(x, axis=A), with the attributes checked at run time (Rewriter::rebuild, what
-// dplc emits for a call with attributes): axis 0 fits, a string for the int attribute is declined.
+// dplc emits for a call with attributes): axis 0 fits, a string for the int attribute is declined. The list is
+// built per rewrite, or kept by the matcher and passed by reference (dplc's constant lists).
 AttrValue g_softmax_axis;
 constexpr RuleInfo kSoftRules[] = {{"soft", "soft.dpl:1"}};
 int match_soft(Rewriter& rewriter, Node* root) {
@@ -752,30 +753,39 @@ int match_soft(Rewriter& rewriter, Node* root) {
   return outcome(rewriter, rewriter.rebuild(root, op::nn_softmax, {root->operand(0)}, AttrList{g_softmax_axis}));
 }
 const PassDef kSoftPass{"test_soft", "exp(x) => softmax(x)", "soft.dpl", kSoftRules, match_soft};
+int match_soft_kept_list(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  const AttrList kept{g_softmax_axis};
+  return outcome(rewriter, rewriter.rebuild(root, op::nn_softmax, {root->operand(0)}, kept));
+}
+const PassDef kSoftKeptListPass{"test_soft", "exp(x) => softmax(x)", "soft.dpl", kSoftRules, match_soft_kept_list};
 
 TEST(Rebuild, ChecksAndInternsTheAttributesItIsGiven) {
-  Function function("main");
-  Builder b(function);
-  Node* e = b.call("exp", {b.param("x", tensor_type({4, 4}))});
-  Node* other = b.call("nn.softmax", {b.param("y", tensor_type({4, 4}))}, {{"axis", int64_t{0}}});
-  b.output(b.tuple({b.call("negative", {e}), other}));
+  for (const PassDef* pass : {&kSoftPass, &kSoftKeptListPass}) {
+    SCOPED_TRACE(pass == &kSoftPass ? "moved list" : "list by reference");
+    Function function("main");
+    Builder b(function);
+    Node* e = b.call("exp", {b.param("x", tensor_type({4, 4}))});
+    Node* other = b.call("nn.softmax", {b.param("y", tensor_type({4, 4}))}, {{"axis", int64_t{0}}});
+    b.output(b.tuple({b.call("negative", {e}), other}));
 
-  g_softmax_axis = std::string("rows");
-  g_last_error.clear();
-  PassResult result = run_pass(kSoftPass, function, verifying());
-  ASSERT_TRUE(result.ok()) << result.error;
-  EXPECT_EQ(result.stats.rewrites, 0u);
-  EXPECT_THAT(g_last_error, HasSubstr("attribute axis must be"));
-  EXPECT_TRUE(e->is_call_of(op::exp));
+    g_softmax_axis = std::string("rows");
+    g_last_error.clear();
+    PassResult result = run_pass(*pass, function, verifying());
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.stats.rewrites, 0u);
+    EXPECT_THAT(g_last_error, HasSubstr("attribute axis must be"));
+    EXPECT_TRUE(e->is_call_of(op::exp));
 
-  g_softmax_axis = int64_t{0};
-  result = run_pass(kSoftPass, function, verifying());
-  ASSERT_TRUE(result.ok()) << result.error;
-  EXPECT_EQ(result.stats.rewrites, 1u);
-  ASSERT_TRUE(e->is_call_of(op::nn_softmax));
-  EXPECT_EQ(e->attr(0), AttrValue(int64_t{0}));
-  EXPECT_EQ(&e->attrs(), &other->attrs()) << "equal attribute lists are one list";
-  EXPECT_EQ(verify(function), "");
+    g_softmax_axis = int64_t{0};
+    result = run_pass(*pass, function, verifying());
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.stats.rewrites, 1u);
+    ASSERT_TRUE(e->is_call_of(op::nn_softmax));
+    EXPECT_EQ(e->attr(0), AttrValue(int64_t{0}));
+    EXPECT_EQ(&e->attrs(), &other->attrs()) << "equal attribute lists are one list";
+    EXPECT_EQ(verify(function), "");
+  }
 }
 
 const PassDef kRegistryZ{"zz_registry_test", "second", "z.dpl", {}, record_visit};

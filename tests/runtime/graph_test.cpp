@@ -566,6 +566,41 @@ TEST_F(Graph, CallsWithEqualAttributesShareOneList) {
   EXPECT_TRUE(x->attrs().empty());
 }
 
+// A list passed by reference (dplc's constant lists) is checked as a moved one and interned to the same list; the
+// caller's list is left as it was, also when a value must be stored converted (an int given for a float).
+TEST_F(Graph, AttributeListsPassedByReferenceAreCheckedAndInternedAsMovedOnes) {
+  Node* x = b.param("x", f32({2, 3}));
+  Node* g = b.param("g", f32({3}));
+  std::string error;
+  Node* one[] = {x};
+  const AttrList transpose{std::vector<int64_t>{1, 0}};
+  Node* moved = f.add_call(op::permute_dims, one, AttrList{std::vector<int64_t>{1, 0}}, error);
+  Node* kept = f.add_call(op::permute_dims, one, transpose, error);
+  ASSERT_NE(moved, nullptr);
+  ASSERT_NE(kept, nullptr) << error;
+  EXPECT_EQ(&kept->attrs(), &moved->attrs());
+  EXPECT_NE(&kept->attrs(), &transpose);  // the function's own copy: the caller's list may die first
+  EXPECT_EQ(kept->type(), moved->type());
+
+  Node* norm_ops[] = {x, g, g};
+  const AttrList int_epsilon{std::vector<int64_t>{-1}, int64_t{1}, true, true};
+  Node* norm = f.add_call(op::nn_layer_norm, norm_ops, int_epsilon, error);
+  ASSERT_NE(norm, nullptr) << error;
+  EXPECT_EQ(std::get<double>(norm->attr(1)), 1.0);
+  EXPECT_TRUE(std::holds_alternative<int64_t>(int_epsilon[1]));  // converted in a copy
+  Node* again = f.add_call(op::nn_layer_norm, norm_ops, AttrList{std::vector<int64_t>{-1}, 1.0, true, true}, error);
+  ASSERT_NE(again, nullptr) << error;
+  EXPECT_EQ(&again->attrs(), &norm->attrs());
+
+  const AttrList wrong_kind{AttrValue(1.5)};
+  EXPECT_EQ(f.add_call(op::nn_softmax, one, wrong_kind, error), nullptr);
+  EXPECT_EQ(error, "nn.softmax: attribute axis must be int, got 1.5");
+  const AttrList none;
+  Node* softmax = f.add_call(op::nn_softmax, one, none, error);  // empty: the defaults
+  ASSERT_NE(softmax, nullptr) << error;
+  EXPECT_EQ(&softmax->attrs(), f.default_attrs(op::nn_softmax));
+}
+
 TEST_F(Graph, RepeatedCallsGetTheirOwnInferredTypes) {
   // add_call remembers inferred types per op, attributes and operand types: equal keys, equal types; a
   // different operand type (or a shape-literal operand, whose value inference reads) is inferred anew.

@@ -155,11 +155,13 @@ struct Function::CallMemo {
   }
   // As intern(), for a call of `op`: calls of one op mostly repeat its last list (a rewrite's `permute_dims` to
   // heads, a reader's run of `matmul(..., out_dtype="void")`), which one comparison finds without hashing.
-  const AttrList* intern_for(OpId op, AttrList&& attrs) {
+  // A list passed by reference is copied only when it is new.
+  template <typename List>
+  const AttrList* intern_for(OpId op, List&& attrs) {
     if (attrs.empty()) return &detail::kNoAttrs;
     if (last_of_op.size() <= op) last_of_op.resize(op + 1u, nullptr);
     const AttrList*& last = last_of_op[op];
-    if (last == nullptr || !AttrListEqual{}(*last, attrs)) last = intern(std::move(attrs));
+    if (last == nullptr || !AttrListEqual{}(*last, attrs)) last = &*lists.insert(std::forward<List>(attrs)).first;
     return last;
   }
   // The op's default attributes, stored as add_call stores given ones.
@@ -372,31 +374,58 @@ Node* Function::add_constant(Literal literal) {
   return node;
 }
 
-const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands, AttrList attrs,
-                                        std::string& error) {
+bool Function::check_call(OpId op, std::span<Node* const> operands, const AttrList& attrs, std::string& error) {
   if (op >= registry_.size()) {
     error = "unknown op id " + std::to_string(op);
-    return nullptr;
+    return false;
   }
   const OpInfo& info = registry_.get(op);
   // Empty `attrs` stand for the defaults, interned once per op: creating such a call allocates nothing for them.
-  const AttrList* defaults = attrs.empty() && !info.attrs.empty() ? call_memo_->defaults_of(info) : nullptr;
-  // Stores int literals given for float attributes as doubles; check_signature reports any other mismatch.
-  for (size_t i = 0; i < attrs.size() && i < info.attrs.size(); ++i) attr_matches_kind(info.attrs[i].kind, attrs[i]);
-  if (!detail::check_signature(info, operands, defaults != nullptr ? *defaults : attrs, error)) return nullptr;
+  if (!detail::check_signature(info, operands, attrs.empty() ? *default_attrs(op) : attrs, error)) return false;
   for (Node* operand : operands) {
     if (operand->dead_) {
       error = info.name + ": an operand was removed from the graph";
-      return nullptr;
+      return false;
     }
   }
-  // Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
-  return defaults != nullptr ? defaults : call_memo_->intern_for(op, std::move(attrs));
+  return true;
 }
 
-Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error) {
-  const AttrList* interned = checked_attrs(op, operands, std::move(attrs), error);
-  if (interned == nullptr) return nullptr;
+// Interned before inference, so that the memo can key on the list (a call that fails leaves only its list).
+const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands, AttrList&& attrs,
+                                        std::string& error) {
+  if (op < registry_.size()) {
+    // Stores int literals given for float attributes as doubles; check_signature reports any other mismatch.
+    const OpInfo& info = registry_.get(op);
+    for (size_t i = 0; i < attrs.size() && i < info.attrs.size(); ++i) attr_matches_kind(info.attrs[i].kind, attrs[i]);
+  }
+  if (!check_call(op, operands, attrs, error)) return nullptr;
+  return attrs.empty() ? default_attrs(op) : call_memo_->intern_for(op, std::move(attrs));
+}
+
+const AttrList* Function::checked_attrs(OpId op, std::span<Node* const> operands, const AttrList& attrs,
+                                        std::string& error) {
+  if (op < registry_.size()) {
+    const OpInfo& info = registry_.get(op);
+    for (size_t i = 0; i < attrs.size() && i < info.attrs.size(); ++i) {
+      if (attr_needs_conversion(info.attrs[i].kind, attrs[i])) return checked_attrs(op, operands, AttrList(attrs), error);
+    }
+  }
+  if (!check_call(op, operands, attrs, error)) return nullptr;
+  return attrs.empty() ? default_attrs(op) : call_memo_->intern_for(op, attrs);
+}
+
+Node* Function::add_call(OpId op, std::span<Node* const> operands, AttrList&& attrs, std::string& error) {
+  return add_interned_call(op, operands, checked_attrs(op, operands, std::move(attrs), error), error);
+}
+
+Node* Function::add_call(OpId op, std::span<Node* const> operands, const AttrList& attrs, std::string& error) {
+  return add_interned_call(op, operands, checked_attrs(op, operands, attrs, error), error);
+}
+
+Node* Function::add_interned_call(OpId op, std::span<Node* const> operands, const AttrList* interned,
+                                  std::string& error) {
+  if (interned == nullptr) return nullptr;  // checked_attrs() set the error
   return add_checked_call(registry_.get(op), operands, interned, error);
 }
 

@@ -64,10 +64,13 @@ OpId OpRegistry::add(OpInfo info) {
   return ops_.back().id;
 }
 
+bool attr_needs_conversion(AttrKind kind, const AttrValue& value) {
+  return (kind == AttrKind::Float || kind == AttrKind::OptFloat) && std::holds_alternative<int64_t>(value);
+}
+
 bool attr_matches_kind(AttrKind kind, AttrValue& value) {
   // An int literal is a valid float (`epsilon=1`); store it as the double it denotes.
-  if ((kind == AttrKind::Float || kind == AttrKind::OptFloat) && std::holds_alternative<int64_t>(value))
-    value = static_cast<double>(std::get<int64_t>(value));
+  if (attr_needs_conversion(kind, value)) value = static_cast<double>(std::get<int64_t>(value));
   return detail::attr_holds_kind(kind, value);
 }
 

@@ -156,12 +156,25 @@ Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector
       queued_(queued),
       known_ids_(queued.size()) {}
 
-Node* Rewriter::call(OpId op, std::span<Node* const> operands, AttrList attrs) {
+namespace {
+// A right-hand side's operands as the function takes them.
+std::span<Node* const> as_span(std::initializer_list<Node*> operands) { return {operands.begin(), operands.size()}; }
+}  // namespace
+
+Node* Rewriter::call(OpId op, std::span<Node* const> operands, AttrList&& attrs) {
   return function_.add_call(op, operands, std::move(attrs), last_error_);
 }
 
-Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands, AttrList attrs) {
-  return call(op, std::span<Node* const>(operands.begin(), operands.size()), std::move(attrs));
+Node* Rewriter::call(OpId op, std::span<Node* const> operands, const AttrList& attrs) {
+  return function_.add_call(op, operands, attrs, last_error_);
+}
+
+Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands, AttrList&& attrs) {
+  return call(op, as_span(operands), std::move(attrs));
+}
+
+Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands, const AttrList& attrs) {
+  return call(op, as_span(operands), attrs);
 }
 
 Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands) {
@@ -169,7 +182,7 @@ Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands) {
 }
 
 Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
-  return function_.add_call_with_defaults(op, std::span<Node* const>(operands.begin(), operands.size()), last_error_);
+  return function_.add_call_with_defaults(op, as_span(operands), last_error_);
 }
 
 // Right-hand sides build the same few scalars again and again (`x * 2.0` per rewrite): sharing them spares each
@@ -237,18 +250,27 @@ bool Rewriter::rebuilds_in_place(const Node* root, std::span<Node* const> operan
   return root != nullptr && root->is_call() && !depends_on(operands, root);
 }
 
-bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList attrs) {
-  const std::span<Node* const> values(operands.begin(), operands.size());
-  if (!rebuilds_in_place(root, values)) {
-    Node* replacement = call(op, values, std::move(attrs));
+bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList&& attrs) {
+  const std::span<Node* const> values = as_span(operands);
+  return rebuild_interned(root, op, values, function_.checked_attrs(op, values, std::move(attrs), last_error_));
+}
+
+bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, const AttrList& attrs) {
+  const std::span<Node* const> values = as_span(operands);
+  return rebuild_interned(root, op, values, function_.checked_attrs(op, values, attrs, last_error_));
+}
+
+bool Rewriter::rebuild_interned(Node* root, OpId op, std::span<Node* const> operands, const AttrList* interned) {
+  if (interned == nullptr) return false;
+  if (!rebuilds_in_place(root, operands)) {
+    Node* replacement = function_.add_interned_call(op, operands, interned, last_error_);
     return replacement != nullptr && replace(root, replacement);
   }
-  const AttrList* interned = function_.checked_attrs(op, values, std::move(attrs), last_error_);
-  return interned != nullptr && rebuild_in_place(root, op, values, interned);
+  return rebuild_in_place(root, op, operands, interned);
 }
 
 bool Rewriter::proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> operands) {
-  const std::span<Node* const> values(operands.begin(), operands.size());
+  const std::span<Node* const> values = as_span(operands);
   // No operand depends on root (dplc proved it): only a root that is not an op call is replaced.
   if (!root->is_call()) {
     Node* replacement = proven_call(op, operands);

@@ -201,12 +201,16 @@ class Function {
   Node* add_param(std::string name, TypeRef type);
   Node* add_constant(Literal literal);  // type: tensor of literal.dtype and literal.shape
   // Checks arity and attribute kinds and infers the type; on failure returns nullptr, sets `error` and adds
-  // nothing. An empty `attrs` stands for the op's defaults.
-  Node* add_call(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
+  // nothing. An empty `attrs` stands for the op's defaults. A list passed by reference (a constant the caller
+  // keeps, as dplc's right-hand sides do) is compared with the interned ones and copied only when it is new.
+  Node* add_call(OpId op, std::span<Node* const> operands, AttrList&& attrs, std::string& error);
+  Node* add_call(OpId op, std::span<Node* const> operands, const AttrList& attrs, std::string& error);
   // add_call() with the op's default attributes, for callers that have proved what add_call() checks (dplc's
   // right-hand sides): `op` is registered, `operands` are as many as it takes, none null or removed. Only type
   // inference can still fail (nullptr + error).
   Node* add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
+  // add_call() once checked_attrs() passed, with the list it gave.
+  Node* add_interned_call(OpId op, std::span<Node* const> operands, const AttrList* interned, std::string& error);
   // A copy of `original`, a call of any function, reading `operands` where it reads its operands (as many): its
   // op and attributes, and its type without inference when inference could not give another one (every operand
   // has the type of the one it stands for, none is a shape literal or a tuple, whose values inference reads, and
@@ -245,7 +249,8 @@ class Function {
   // What add_call() checks (the op is registered, arity and attribute kinds fit, no operand was removed) and the
   // attribute list it would give its call, interned (empty `attrs`: the op's defaults); nullptr + error when a
   // check fails.
-  const AttrList* checked_attrs(OpId op, std::span<Node* const> operands, AttrList attrs, std::string& error);
+  const AttrList* checked_attrs(OpId op, std::span<Node* const> operands, AttrList&& attrs, std::string& error);
+  const AttrList* checked_attrs(OpId op, std::span<Node* const> operands, const AttrList& attrs, std::string& error);
   const AttrList* default_attrs(OpId op);  // the op's defaults, interned: what add_call_with_defaults() gives
   // The type a call op(operands) with `attrs` (interned above) would get, without creating it (nullptr + error
   // when inference fails).
@@ -286,6 +291,8 @@ class Function {
 
  private:
   Node* new_node(NodeKind kind, TypeRef type, std::span<Node* const> operands);
+  // checked_attrs() but the interning, on a list whose values are stored as calls store them.
+  bool check_call(OpId op, std::span<Node* const> operands, const AttrList& attrs, std::string& error);
   // add_call() once its checks passed and its attributes are interned: type inference (or the memo) and the node.
   Node* add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                          std::string& error);

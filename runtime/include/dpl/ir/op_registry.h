@@ -118,6 +118,8 @@ class OpRegistry {
 
 // Checks `value` against `kind` (an int is accepted where a float is expected and is converted).
 bool attr_matches_kind(AttrKind kind, AttrValue& value);
+// Whether attr_matches_kind() would convert `value` (an int given for a float).
+bool attr_needs_conversion(AttrKind kind, const AttrValue& value);
 std::string_view attr_kind_name(AttrKind kind);
 // TVMScript spelling of an attribute value: `[1, 0]`, `"float32"`, `-1`, `True`, `None`, `1e-05`.
 std::string attr_value_str(const AttrValue& value);

@@ -98,13 +98,16 @@ class Rewriter {
 
   Function& function() { return function_; }
 
-  Node* call(OpId op, std::initializer_list<Node*> operands, AttrList attrs);
+  // A list passed by reference (dplc's constant lists) is compared with the lists the function holds, not copied.
+  Node* call(OpId op, std::initializer_list<Node*> operands, AttrList&& attrs);
+  Node* call(OpId op, std::initializer_list<Node*> operands, const AttrList& attrs);
   Node* call(OpId op, std::initializer_list<Node*> operands);  // default attributes
   // call(op, operands) without the checks dplc's right-hand sides have passed at compile time: the op is
   // registered and takes that many operands, and each operand is a live node (a pattern variable or a node just
   // built). Only type inference can still decline. Other callers use call().
   Node* proven_call(OpId op, std::initializer_list<Node*> operands);
-  Node* call(OpId op, std::span<Node* const> operands, AttrList attrs);
+  Node* call(OpId op, std::span<Node* const> operands, AttrList&& attrs);
+  Node* call(OpId op, std::span<Node* const> operands, const AttrList& attrs);
   // A scalar constant. Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
   // while it has fewer than kMaxScalarUses uses, so most rewrites build no constant.
   Node* scalar(double value, DType dtype);
@@ -121,7 +124,8 @@ class Rewriter {
   // name and users stay), so the rewrite moves no use. What dplc emits for a right-hand side that is one op call.
   // Where the operands depend on `root` (`x => relu(x)`), or `root` is not an op call (a composite function's
   // call), it builds the call and replaces. Declines as call() and replace() do, changing nothing.
-  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList attrs = {});
+  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, AttrList&& attrs = {});
+  bool rebuild(Node* root, OpId op, std::initializer_list<Node*> operands, const AttrList& attrs);
   // rebuild() with the op's default attributes, without the checks dplc's right-hand sides have passed at compile
   // time (as proven_call()) and without looking for operands that depend on `root`: dplc emits it only for a
   // right-hand side that does not name the matched node (what a pattern's variables bind lies below it).
@@ -168,6 +172,8 @@ class Rewriter {
   bool depends_on(std::span<Node* const> operands, const Node* root) const;
   bool rebuilds_in_place(const Node* root, std::span<Node* const> operands) const;
   bool rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs);
+  // rebuild() once the attributes are checked and interned (nullptr: a check failed, last_error_ says which).
+  bool rebuild_interned(Node* root, OpId op, std::span<Node* const> operands, const AttrList* interned);
 
   Function& function_;
   Module* module_ = nullptr;
