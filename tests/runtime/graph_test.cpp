@@ -621,6 +621,23 @@ TEST_F(Graph, RepeatedCallsGetTheirOwnInferredTypes) {
   Node* product = f.add_call(op::matmul, good, {}, error);
   ASSERT_NE(product, nullptr) << error;
   EXPECT_EQ(product->type(), f32({2, 5}));
+
+  // Past the calls after which the function makes its memo, four operands (nn.attention with a bias) are keyed
+  // by all four: a bias that does not broadcast to the logits fails, whatever a call before it inferred.
+  for (int i = 0; i < 20; ++i) b.call("add", {x, x});
+  Node* q = b.param("q", f32({1, 8, 2, 4}));
+  Node* bias = b.param("bias", f32({1, 2, 8, 8}));
+  Node* wrong_bias = b.param("wrong_bias", f32({1, 2, 8, 5}));
+  const AttrList attention_attrs = OpRegistry::global().get(op::nn_attention).default_attrs();
+  for (int i = 0; i < 2; ++i) {
+    Node* with_bias[] = {q, q, q, bias};
+    Node* attention = f.add_call(op::nn_attention, with_bias, attention_attrs, error);
+    ASSERT_NE(attention, nullptr) << error;
+    EXPECT_EQ(attention->type(), f32({1, 8, 2, 4}));
+  }
+  Node* with_wrong_bias[] = {q, q, q, wrong_bias};
+  EXPECT_EQ(f.add_call(op::nn_attention, with_wrong_bias, attention_attrs, error), nullptr);
+  EXPECT_NE(error.find("bias"), std::string::npos) << error;
 }
 
 TEST_F(Graph, UseListsGrowShrinkAndRecycleTheirMemory) {

@@ -112,14 +112,15 @@ struct Function::CallMemo {
   std::vector<const AttrList*> defaults;                            // per op id, interned on first use
   std::vector<const AttrList*> last_of_op;                          // per op id: what intern_for() gave last
 
-  // A direct-mapped cache of inferred types, for calls of at most three operands whose type follows from the
-  // operand types (infers_from_types). Made once the function has made kCallsBeforeMemo such calls: the small
+  // A direct-mapped cache of inferred types, for calls of at most kMaxOperands operands whose type follows from
+  // the operand types (infers_from_types). Made once the function has made kCallsBeforeMemo such calls: the small
   // functions a partition creates would not use it.
   struct Inferred {
     OpId op = 0;
     uint32_t count = 0;
     const AttrList* attrs = nullptr;
-    std::array<TypeRef, 3> operands{};
+    static constexpr size_t kMaxOperands = 4;  // nn.attention's query, key, value and bias
+    std::array<TypeRef, kMaxOperands> operands{};
     TypeRef result = nullptr;  // nullptr: empty slot
   };
   static constexpr uint32_t kCallsBeforeMemo = 16;
@@ -128,7 +129,7 @@ struct Function::CallMemo {
   uint32_t calls_without_memo = 0;
 
   static bool memoizable(OpId op, std::span<Node* const> operands) {
-    return operands.size() <= 3 && infers_from_types(op, operands);
+    return operands.size() <= Inferred::kMaxOperands && infers_from_types(op, operands);
   }
   // Null while the function is young.
   Inferred* slot(OpId op, const AttrList* attrs, std::span<Node* const> operands) {
