@@ -642,14 +642,8 @@ class Reader {
   // ----------------------------------------------------------------------------------------------------------
   // Function bodies
 
-  void read_body(PendingFunction& pending) {
-    pending.state = PendingFunction::State::Reading;
-    fn_ = pending.fn;
-    scope_ = pending.scope.get();
-    BodyState state;
-    body_ = &state;
-    const size_t errors_before = diags_.error_count();
-    advance();  // INDENT
+  // The statements of an indented block, through its dedent; a statement in error is reported and skipped.
+  void read_indented_statements() {
     while (!at(TokenKind::Dedent) && !at(TokenKind::End)) {
       check_error_limit();
       try {
@@ -659,6 +653,17 @@ class Reader {
       }
     }
     if (at(TokenKind::Dedent)) advance();
+  }
+
+  void read_body(PendingFunction& pending) {
+    pending.state = PendingFunction::State::Reading;
+    fn_ = pending.fn;
+    scope_ = pending.scope.get();
+    BodyState state;
+    body_ = &state;
+    const size_t errors_before = diags_.error_count();
+    advance();  // INDENT
+    read_indented_statements();
     fn_->set_dataflow_block(state.has_dataflow);
     if (!state.returned && diags_.error_count() == errors_before) {  // else the return may be what failed
       report(loc(pending.name), "function '" + std::string(text(pending.name)) + "' has no return statement");
@@ -728,15 +733,7 @@ class Reader {
     state.has_dataflow = true;
     state.block_output_seen = false;
     state.block_names.clear();
-    while (!at(TokenKind::Dedent) && !at(TokenKind::End)) {
-      check_error_limit();
-      try {
-        read_statement();
-      } catch (const StatementError&) {
-        recover();
-      }
-    }
-    if (at(TokenKind::Dedent)) advance();
+    read_indented_statements();
     for (std::string_view name : state.block_names) {
       NameEntry& entry = *scope_->names.find(name);
       entry.hidden = !entry.is_output;
