@@ -647,18 +647,24 @@ class AstBuilder {
 
   // --- patterns ---
 
-  PatternPtr make_pattern(SourceLoc where, decltype(Pattern::node) node) {
-    auto pattern = std::make_unique<Pattern>();
-    pattern->loc = where;
-    pattern->node = std::move(node);
-    return pattern;
+  // A pattern or expression tree node at `where`.
+  template <typename Tree>
+  static std::unique_ptr<Tree> make(SourceLoc where, decltype(Tree::node) node) {
+    auto tree = std::make_unique<Tree>();
+    tree->loc = where;
+    tree->node = std::move(node);
+    return tree;
+  }
+
+  // Reports a `what` nested deeper than kMaxNesting (the stages after parsing recurse once per level).
+  bool too_deep(antlr4::ParserRuleContext* context, int depth, const char* what) {
+    if (depth <= kMaxNesting) return false;
+    diags_.error(loc(context), std::string(what) + " nested too deeply");
+    return true;
   }
 
   PatternPtr pattern(DplParser::ExprContext* context, int depth) {
-    if (depth > kMaxNesting) {
-      diags_.error(loc(context), "pattern nested too deeply");
-      return nullptr;
-    }
+    if (too_deep(context, depth, "pattern")) return nullptr;
     if (is_rest(context)) {
       report_misplaced_rest(context);
       return nullptr;
@@ -671,7 +677,7 @@ class AstBuilder {
       if (!check_variable_name(name, loc(bind->ident()))) return nullptr;
       PatternPtr inner = pattern(bind->expr(), depth + 1);
       if (inner == nullptr) return nullptr;
-      return make_pattern(loc(context), BindPattern{name, loc(bind->ident()), std::move(inner)});
+      return make<Pattern>(loc(context), BindPattern{name, loc(bind->ident()), std::move(inner)});
     }
     if (auto* typed = dynamic_cast<DplParser::TypedExprContext*>(context)) return typed_pattern(typed, depth);
     if (auto* alt = dynamic_cast<DplParser::AltExprContext*>(context)) {
@@ -687,7 +693,7 @@ class AstBuilder {
           alternatives.alternatives.push_back(std::move(part));
         }
       }
-      return make_pattern(loc(context), std::move(alternatives));
+      return make<Pattern>(loc(context), std::move(alternatives));
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_pattern(call, depth);
     if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
@@ -704,7 +710,7 @@ class AstBuilder {
         if (operand == nullptr) return nullptr;
         call.operands.push_back(std::move(operand));
       }
-      return make_pattern(loc(context), std::move(call));
+      return make<Pattern>(loc(context), std::move(call));
     }
     if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
       diags_.error(loc(member),
@@ -798,7 +804,7 @@ class AstBuilder {
     if (dominator.parent == nullptr) return nullptr;
     dominator.child = pattern(args[2], depth + 1);
     if (dominator.child == nullptr) return nullptr;
-    return make_pattern(loc(context), std::move(dominator));
+    return make<Pattern>(loc(context), std::move(dominator));
   }
 
   // `Tensor[(n, 4), float32]`, `Tensor[(_, _)]`, `Tensor[float16]`, `Tensor[_, float16]`.
@@ -837,7 +843,7 @@ class AstBuilder {
       diags_.error(loc(context), kForm);
       return nullptr;
     }
-    return make_pattern(loc(context), std::move(type));
+    return make<Pattern>(loc(context), std::move(type));
   }
 
   // `reshape(x, _): Tensor[(b * n, k)]`, `r: nn.relu(c): Tensor[...]`: a call pattern and the type of its result.
@@ -878,7 +884,7 @@ class AstBuilder {
     }
     PatternPtr tuple = pattern(parts[0], depth + 1);
     if (tuple == nullptr) return nullptr;
-    return make_pattern(loc(context), ItemPattern{std::move(tuple), index});
+    return make<Pattern>(loc(context), ItemPattern{std::move(tuple), index});
   }
 
   // A non-negative integer literal, without reporting anything.
@@ -930,9 +936,9 @@ class AstBuilder {
     }
     dim.kind = DimPattern::Kind::Expr;
     dim.name = "dim#" + std::to_string(++dimension_expressions_);
-    ExprPtr bound = make_expr(dim.loc, VarExpr{dim.name});
+    ExprPtr bound = make<Expr>(dim.loc, VarExpr{dim.name});
     dim.check = std::shared_ptr<Expr>(
-        make_expr(dim.loc, BinaryExpr{BinaryOp::Equal, dim.loc, std::move(bound), std::move(written)}).release());
+        make<Expr>(dim.loc, BinaryExpr{BinaryOp::Equal, dim.loc, std::move(bound), std::move(written)}).release());
     return dim;
   }
 
@@ -954,15 +960,15 @@ class AstBuilder {
   PatternPtr primary_pattern(DplParser::PrimaryContext* context, int depth) {
     if (auto* name = dynamic_cast<DplParser::NamePrimaryContext*>(context)) {
       std::string text = name->getText();
-      if (text == "_") return make_pattern(loc(context), WildcardPattern{});
-      if (text == "const") return make_pattern(loc(context), ConstPattern{});
-      return make_pattern(loc(context), VarPattern{text});
+      if (text == "_") return make<Pattern>(loc(context), WildcardPattern{});
+      if (text == "const") return make<Pattern>(loc(context), ConstPattern{});
+      return make<Pattern>(loc(context), VarPattern{text});
     }
     if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(context)) {
       if (!is_rest(paren->expr())) return pattern(paren->expr(), depth + 1);
       TuplePattern fields;  // `(...)`, `(xs...)`: a tuple of any number of fields
       if (!operand_patterns({paren->expr()}, fields.fields, fields.rest, depth)) return nullptr;
-      return make_pattern(loc(context), std::move(fields));
+      return make<Pattern>(loc(context), std::move(fields));
     }
     if (dynamic_cast<DplParser::IntPrimaryContext*>(context) != nullptr ||
         dynamic_cast<DplParser::FloatPrimaryContext*>(context) != nullptr) {
@@ -973,7 +979,7 @@ class AstBuilder {
     if (auto* tuple = dynamic_cast<DplParser::TuplePrimaryContext*>(context)) {
       TuplePattern fields;
       if (!operand_patterns(tuple->expr(), fields.fields, fields.rest, depth)) return nullptr;
-      return make_pattern(loc(context), std::move(fields));
+      return make<Pattern>(loc(context), std::move(fields));
     }
     diags_.error(loc(context), "expected a pattern");
     return nullptr;
@@ -1050,7 +1056,7 @@ class AstBuilder {
       }
       if (!operand_patterns(operands, call.operands, call.rest, depth)) return nullptr;
     }
-    return make_pattern(loc(context), std::move(call));
+    return make<Pattern>(loc(context), std::move(call));
   }
 
   // The name in `composite("ccompiler.add_sub_mul")`: one non-empty string.
@@ -1125,7 +1131,7 @@ class AstBuilder {
       constant.dtype = dtype_argument(args[1]);
       if (!constant.dtype) return nullptr;
     }
-    return make_pattern(loc(context), constant);
+    return make<Pattern>(loc(context), constant);
   }
 
   // `var()` or `var("name")`.
@@ -1143,7 +1149,7 @@ class AstBuilder {
       }
       param.name = unquote(text->getStart());
     }
-    return make_pattern(loc(context), std::move(param));
+    return make<Pattern>(loc(context), std::move(param));
   }
 
   // `const(value)` or `const(value, dtype)`: positional arguments only.
@@ -1183,22 +1189,12 @@ class AstBuilder {
 
   // --- expressions ---
 
-  ExprPtr make_expr(SourceLoc where, decltype(Expr::node) node) {
-    auto expr = std::make_unique<Expr>();
-    expr->loc = where;
-    expr->node = std::move(node);
-    return expr;
-  }
-
   ExprPtr expression(DplParser::ExprContext* context, int depth) {
-    if (depth > kMaxNesting) {
-      diags_.error(loc(context), "expression nested too deeply");
-      return nullptr;
-    }
+    if (too_deep(context, depth, "expression")) return nullptr;
     if (is_literal_syntax(context)) {
       std::optional<AttrValue> value = literal(context);
       if (!value) return nullptr;
-      return make_expr(loc(context), LiteralExpr{std::move(*value)});
+      return make<Expr>(loc(context), LiteralExpr{std::move(*value)});
     }
     if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
       DplParser::PrimaryContext* inner = primary->primary();
@@ -1209,7 +1205,7 @@ class AstBuilder {
                                          (text == "const" ? "; write const(1.0) for a new constant" : ""));
           return nullptr;
         }
-        return make_expr(loc(context), VarExpr{text});
+        return make<Expr>(loc(context), VarExpr{text});
       }
       if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(inner)) {
         if (!is_rest(paren->expr())) return expression(paren->expr(), depth + 1);
@@ -1217,7 +1213,7 @@ class AstBuilder {
         ExprPtr spread = expression(paren->expr(), depth + 1);
         if (spread == nullptr) return nullptr;
         fields.fields.push_back(std::move(spread));
-        return make_expr(loc(context), std::move(fields));
+        return make<Expr>(loc(context), std::move(fields));
       }
       if (dynamic_cast<DplParser::RestPrimaryContext*>(inner) != nullptr) {
         diags_.error(loc(context), "'...' matches operands without naming them; to pass them on, bind them on the "
@@ -1231,7 +1227,7 @@ class AstBuilder {
         diags_.error(loc(context), "'...' spreads a list bound on the left: xs...");
         return nullptr;
       }
-      return make_expr(loc(context), SpreadExpr{name->getText(), loc(name)});
+      return make<Expr>(loc(context), SpreadExpr{name->getText(), loc(name)});
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) return call_expression(call, depth);
     if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
@@ -1243,7 +1239,7 @@ class AstBuilder {
       }
       ExprPtr tuple = expression(parts[0], depth + 1);
       if (tuple == nullptr) return nullptr;
-      return make_expr(loc(context), ItemExpr{std::move(tuple), *position});
+      return make<Expr>(loc(context), ItemExpr{std::move(tuple), *position});
     }
     if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
       if (auto* tuple = dynamic_cast<DplParser::TuplePrimaryContext*>(primary->primary())) {
@@ -1253,7 +1249,7 @@ class AstBuilder {
           if (part == nullptr) return nullptr;
           fields.fields.push_back(std::move(part));
         }
-        return make_expr(loc(context), std::move(fields));
+        return make<Expr>(loc(context), std::move(fields));
       }
     }
     if (std::optional<BinarySugar> binary = binary_sugar(context)) {
@@ -1264,7 +1260,7 @@ class AstBuilder {
         if (operand == nullptr) return nullptr;
         call.operands.push_back(std::move(operand));
       }
-      return make_expr(loc(context), std::move(call));
+      return make<Expr>(loc(context), std::move(call));
     }
     if (dynamic_cast<DplParser::BindExprContext*>(context) != nullptr) {
       diags_.error(loc(context), "'name: ...' binds part of a match; it belongs on the left of '=>'");
@@ -1311,7 +1307,7 @@ class AstBuilder {
         constant.dtype = dtype_argument(args[1]);
         if (!constant.dtype) return nullptr;
       }
-      return make_expr(loc(context), constant);
+      return make<Expr>(loc(context), constant);
     }
     CallExpr call;
     call.op = OpName{*callee, loc(context->expr()), 0};
@@ -1335,20 +1331,17 @@ class AstBuilder {
         }
       }
     }
-    return make_expr(loc(context), std::move(call));
+    return make<Expr>(loc(context), std::move(call));
   }
 
   // --- guards and computed attribute values ---
 
   ExprPtr guard_expression(DplParser::ExprContext* context, int depth) {
-    if (depth > kMaxNesting) {
-      diags_.error(loc(context), "expression nested too deeply");
-      return nullptr;
-    }
+    if (too_deep(context, depth, "expression")) return nullptr;
     if (is_literal_syntax(context)) {
       std::optional<AttrValue> value = literal(context);
       if (!value) return nullptr;
-      return make_expr(loc(context), LiteralExpr{std::move(*value)});
+      return make<Expr>(loc(context), LiteralExpr{std::move(*value)});
     }
     if (auto* name = as_name(context)) {
       std::string text = name->getText();
@@ -1356,7 +1349,7 @@ class AstBuilder {
         diags_.error(loc(context), "'" + text + "' cannot be used in an expression");
         return nullptr;
       }
-      return make_expr(loc(context), VarExpr{text});
+      return make<Expr>(loc(context), VarExpr{text});
     }
     if (auto* primary = dynamic_cast<DplParser::PrimaryExprContext*>(context)) {
       if (auto* paren = dynamic_cast<DplParser::ParenPrimaryContext*>(primary->primary())) {
@@ -1366,7 +1359,7 @@ class AstBuilder {
     if (auto* member = dynamic_cast<DplParser::MemberExprContext*>(context)) {
       ExprPtr object = guard_expression(member->expr(), depth + 1);
       if (object == nullptr) return nullptr;
-      return make_expr(loc(context), MemberExpr{std::move(object), member->ident()->getText(), loc(member->ident())});
+      return make<Expr>(loc(context), MemberExpr{std::move(object), member->ident()->getText(), loc(member->ident())});
     }
     if (auto* index = dynamic_cast<DplParser::IndexExprContext*>(context)) {
       std::vector<DplParser::ExprContext*> parts = index->expr();
@@ -1377,13 +1370,13 @@ class AstBuilder {
       ExprPtr object = guard_expression(parts[0], depth + 1);
       ExprPtr position = object ? guard_expression(parts[1], depth + 1) : nullptr;
       if (position == nullptr) return nullptr;
-      return make_expr(loc(context), IndexExpr{std::move(object), std::move(position)});
+      return make<Expr>(loc(context), IndexExpr{std::move(object), std::move(position)});
     }
     if (auto* unary = dynamic_cast<DplParser::UnaryExprContext*>(context)) {
       ExprPtr operand = guard_expression(unary->expr(), depth + 1);
       if (operand == nullptr) return nullptr;
       UnaryOp op = unary->op->getText() == "-" ? UnaryOp::Negate : UnaryOp::Not;
-      return make_expr(loc(context), UnaryExpr{op, std::move(operand)});
+      return make<Expr>(loc(context), UnaryExpr{op, std::move(operand)});
     }
     std::vector<DplParser::ExprContext*> sides;
     if (auto* add = dynamic_cast<DplParser::AddExprContext*>(context)) sides = add->expr();
@@ -1407,7 +1400,7 @@ class AstBuilder {
         diags_.error(loc(op_token), "unexpected operator '" + op_token->getText() + "'");
         return nullptr;
       }
-      return make_expr(loc(context), BinaryExpr{op->second, loc(op_token), std::move(lhs), std::move(rhs)});
+      return make<Expr>(loc(context), BinaryExpr{op->second, loc(op_token), std::move(lhs), std::move(rhs)});
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) {
       // Only an extern predicate may be called here; sema tells which names are.
@@ -1434,7 +1427,7 @@ class AstBuilder {
         call.operands.push_back(std::move(operand));
       }
     }
-    return make_expr(loc(context), std::move(call));
+    return make<Expr>(loc(context), std::move(call));
   }
 
   // --- shared helpers ---
