@@ -124,7 +124,8 @@ struct Function::CallMemo {
     TypeRef result = nullptr;  // nullptr: empty slot
   };
   static constexpr uint32_t kCallsBeforeMemo = 16;
-  using InferredTable = std::array<Inferred, 64>;
+  static constexpr int kInferredSlotsLog2 = 8;
+  using InferredTable = std::array<Inferred, size_t{1} << kInferredSlotsLog2>;
   std::unique_ptr<InferredTable> inferred;
   uint32_t calls_without_memo = 0;
 
@@ -137,9 +138,12 @@ struct Function::CallMemo {
       if (++calls_without_memo < kCallsBeforeMemo) return nullptr;
       inferred = std::make_unique<InferredTable>();
     }
-    size_t h = op * 0x9E3779B97F4A7C15u ^ reinterpret_cast<uintptr_t>(attrs);
+    uint64_t h = op * 0x9E3779B97F4A7C15u ^ reinterpret_cast<uintptr_t>(attrs);
     for (const Node* operand : operands) h = (h ^ reinterpret_cast<uintptr_t>(operand->type())) * 0x100000001B3u;
-    return &(*inferred)[(h >> 20) % inferred->size()];
+    // The slot comes from the top bits of one more multiplication: types allocated close together differ in low
+    // address bits only, which the multiplications above carry upwards but not far enough to reach a fixed
+    // middle window, so slots chosen from one collided depending on where the allocator put the types.
+    return &(*inferred)[(h * 0x9E3779B97F4A7C15u) >> (64 - kInferredSlotsLog2)];
   }
   static bool holds(const Inferred& entry, OpId op, const AttrList* attrs, std::span<Node* const> operands) {
     if (entry.result == nullptr || entry.op != op || entry.attrs != attrs || entry.count != operands.size())
