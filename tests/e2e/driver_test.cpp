@@ -229,6 +229,25 @@ TEST(Driver, StartsANewSharedScalarWhenOneHasTheMostUses) {
   EXPECT_EQ(constants[1]->num_users(), 1u);
 }
 
+// Right-hand sides that build several round scalars (1.0, 2.0, 0.5, 0.125, ...) in turn share each of them: such
+// doubles differ only in their exponent bits, and a slot chosen from the middle bits of their hash put them all in
+// one slot, where each replaced the other.
+TEST(Driver, SharesSeveralRoundScalarsBuiltInTurn) {
+  Function function("main");
+  std::vector<Node*> worklist;
+  std::vector<uint8_t> queued;
+  Rewriter rewriter(function, worklist, queued);
+  const double values[] = {1.0, 2.0, 0.5, 0.125, 0.0, -1.0, 3.0, 4.0};
+  std::vector<Node*> first;
+  for (double value : values) first.push_back(rewriter.scalar(value, DType::Float32));
+  for (size_t i = 0; i < std::size(values); ++i) {
+    Node* again = rewriter.scalar(values[i], DType::Float32);
+    EXPECT_EQ(again, first[i]) << values[i] << " was built again";
+    EXPECT_TRUE(is_scalar_constant(again, values[i]));
+  }
+  EXPECT_NE(rewriter.scalar(1.0, DType::Float16), first[0]);
+}
+
 // rule scale_exp: exp(x) => multiply(x, const(5.0)), declined at nodes named "decline" after building the
 // constant (which the driver then removes as unused).
 constexpr RuleInfo kScaleExpRules[] = {{"scale_exp", "scale.dpl:1"}};

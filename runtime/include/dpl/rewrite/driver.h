@@ -195,7 +195,8 @@ class Rewriter {
     uint64_t bits = 0;
     Node* node = nullptr;
   };
-  std::array<SharedScalar, 16> shared_scalars_{};
+  static constexpr int kSharedScalarSlotsLog2 = 4;
+  std::array<SharedScalar, size_t{1} << kSharedScalarSlotsLog2> shared_scalars_{};
   // composite_of(): callee name -> function, so a composite pattern tried at every node does not scan the module.
   mutable std::map<std::string, const Function*, std::less<>> callees_;
 };
