@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "dpl/support/hash_slot.h"
 #include "op_table.h"
 
 // AddressSanitizer is told about the node blocks the cache below holds, so that a use of a dead function's node
@@ -140,10 +141,8 @@ struct Function::CallMemo {
     }
     uint64_t h = op * 0x9E3779B97F4A7C15u ^ reinterpret_cast<uintptr_t>(attrs);
     for (const Node* operand : operands) h = (h ^ reinterpret_cast<uintptr_t>(operand->type())) * 0x100000001B3u;
-    // The slot comes from the top bits of one more multiplication: types allocated close together differ in low
-    // address bits only, which the multiplications above carry upwards but not far enough to reach a fixed
-    // middle window, so slots chosen from one collided depending on where the allocator put the types.
-    return &(*inferred)[(h * 0x9E3779B97F4A7C15u) >> (64 - kInferredSlotsLog2)];
+    // Types allocated close together differ in low address bits only: hash_slot() lets them reach the slot.
+    return &(*inferred)[hash_slot(h, kInferredSlotsLog2)];
   }
   static bool holds(const Inferred& entry, OpId op, const AttrList* attrs, std::span<Node* const> operands) {
     if (entry.result == nullptr || entry.op != op || entry.attrs != attrs || entry.count != operands.size())

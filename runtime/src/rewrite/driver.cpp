@@ -14,6 +14,7 @@
 
 #include "describe.h"
 #include "dpl/ir/analysis.h"
+#include "dpl/support/hash_slot.h"
 
 namespace dpl {
 namespace {
@@ -191,10 +192,9 @@ Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
 // constant from becoming a hub (removing a user searches the use list); a dead one is never handed out.
 Node* Rewriter::scalar(double value, DType dtype) {
   const uint64_t bits = std::bit_cast<uint64_t>(value);
-  // Round values (1.0, 2.0, 0.125) differ only in their exponent, the top bits, which a multiplication carries
-  // upwards only: folded down first, they spread over the product's top bits, the slot.
-  const uint64_t hash = (bits ^ (bits >> 29) ^ static_cast<uint64_t>(dtype)) * 0x9E3779B97F4A7C15u;
-  SharedScalar& shared = shared_scalars_[hash >> (64 - kSharedScalarSlotsLog2)];
+  // Round values (1.0, 2.0, 0.125) differ only in their exponent, the top bits: folded down for hash_slot().
+  const uint64_t key = bits ^ (bits >> 29) ^ static_cast<uint64_t>(dtype);
+  SharedScalar& shared = shared_scalars_[hash_slot(key, kSharedScalarSlotsLog2)];
   Node* node = shared.node;
   if (node != nullptr && shared.bits == bits && shared.dtype == dtype && !node->is_dead() &&
       node->num_users() < kMaxScalarUses) {
