@@ -31,8 +31,10 @@ std::string op_names(const CallPattern& call) {
   return callee;
 }
 
-std::string const_args(std::optional<double> value, bool integer_value, std::optional<DType> dtype) {
+std::string const_args(std::optional<double> value, bool integer_value, std::optional<DType> dtype,
+                       const Expr* computed = nullptr) {
   std::vector<std::string> args;
+  if (computed != nullptr) args.push_back(to_string(*computed));
   if (value) args.push_back(integer_value ? fmt::format("{}", static_cast<int64_t>(*value)) : format_double(*value));
   if (dtype) args.push_back(std::string(dtype_name(*dtype)));
   return args.empty() ? "const" : "const(" + join(args, ", ") + ")";
@@ -548,7 +550,10 @@ std::string to_string(const Expr& expr) {
                           return parenthesized(*e.lhs, precedence) + " " + std::string(binary_op_spelling(e.op)) + " " +
                                  parenthesized(*e.rhs, precedence + 1);
                         },
-                        [](const ConstExpr& e) { return const_args(e.value, false, e.dtype); },
+                        [](const ConstExpr& e) {
+                          return e.computed != nullptr ? const_args(std::nullopt, false, e.dtype, e.computed.get())
+                                                       : const_args(e.value, false, e.dtype);
+                        },
                         [](const LiteralExpr& e) { return attr_value_str(e.value); },
                         [](const CallExpr& e) {
                           std::vector<std::string> args;

@@ -701,7 +701,9 @@ class RuleEmitter {
     } else {
       dtype = "dpl::first_known_dtype({" + (sibling != nullptr ? *sibling + ", " : std::string()) + "root})";
     }
-    return "rewriter.scalar(" + format_double(constant.value) + ", " + dtype + ")";
+    const std::string value = constant.computed != nullptr ? "static_cast<double>(" + computed(*constant.computed) + ")"
+                                                           : format_double(constant.value);
+    return "rewriter.scalar(" + value + ", " + dtype + ")";
   }
 
   // A `std::vector<dpl::Node*>` of the values of `written` operands (fields): `built[i]`, or a spread list's values.

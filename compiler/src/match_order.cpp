@@ -107,6 +107,9 @@ size_t pattern_size(const Pattern& pattern) {
 }
 
 void computed_attrs(const Expr& expr, std::vector<const Expr*>& out) {
+  if (const auto* constant = std::get_if<ConstExpr>(&expr.node); constant != nullptr && constant->computed) {
+    out.push_back(constant->computed.get());
+  }
   if (const auto* item = std::get_if<ItemExpr>(&expr.node)) computed_attrs(*item->tuple, out);
   if (const auto* tuple = std::get_if<TupleExpr>(&expr.node)) {
     for (const ExprPtr& field : tuple->fields) computed_attrs(*field, out);

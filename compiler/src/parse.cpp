@@ -1293,9 +1293,12 @@ class AstBuilder {
         return nullptr;
       }
       ConstExpr constant;
-      std::optional<AttrValue> value = literal(args[0]);
-      if (!value) return nullptr;
-      if (const auto* i = std::get_if<int64_t>(&*value)) {
+      if (!is_literal_syntax(args[0])) {  // `const(eps)`, `const(1.0 / c.value)`: computed when the rule fires
+        constant.computed = guard_expression(args[0], depth + 1);
+        if (constant.computed == nullptr) return nullptr;
+      } else if (std::optional<AttrValue> value = literal(args[0]); !value) {
+        return nullptr;
+      } else if (const auto* i = std::get_if<int64_t>(&*value)) {
         constant.value = static_cast<double>(*i);
       } else if (const auto* d = std::get_if<double>(&*value)) {
         constant.value = *d;
@@ -1307,7 +1310,7 @@ class AstBuilder {
         constant.dtype = dtype_argument(args[1]);
         if (!constant.dtype) return nullptr;
       }
-      return make<Expr>(loc(context), constant);
+      return make<Expr>(loc(context), std::move(constant));
     }
     CallExpr call;
     call.op = OpName{*callee, loc(context->expr()), 0};

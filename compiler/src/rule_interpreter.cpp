@@ -1241,7 +1241,10 @@ class Alternative {
                             DType dtype = e.dtype ? *e.dtype
                                           : sibling != nullptr ? first_known_dtype({sibling, regs_[0]})
                                                                : first_known_dtype({regs_[0]});
-                            return rewriter_->scalar(e.value, dtype);
+                            if (e.computed == nullptr) return rewriter_->scalar(e.value, dtype);
+                            std::optional<Computed> value = compute(*e.computed);  // known: accept() checked
+                            const double* number = value ? std::get_if<double>(&*value) : nullptr;
+                            return number == nullptr ? nullptr : rewriter_->scalar(*number, dtype);
                           },
                           [&](const CallExpr& e) { return e.native != nullptr ? build_native(e) : build_call(e); },
                           [&](const ItemExpr& e) -> Node* {

@@ -676,7 +676,15 @@ class Checker {
               list = variable != nullptr && variable->list;
               if (list && !list_operand) report_misplaced_list(expr, *variable);
             },
-            [](ConstExpr&) {},
+            [&](ConstExpr& e) {
+              if (e.computed == nullptr) return;
+              ExprType type = check_computed(*e.computed, scope);
+              if (type != ExprType::Number && type != ExprType::Unknown) {
+                const std::string hint = type == ExprType::Value ? "; read a number from it: c.value, x.shape[0]" : "";
+                diags_.error(e.computed->loc, "const(...) takes a number, but '" + to_string(*e.computed) + "' is " +
+                                                  type_name(type) + hint);
+              }
+            },
             [&](LiteralExpr&) {
               diags_.error(expr.loc,
                            "a literal is not a graph value; write const(" + to_string(expr) + ") for a new constant");

@@ -49,7 +49,12 @@ class Term {
                           [&](const VarExpr& e) { return e.name == std::get<VarExpr>(b.node).name; },
                           [&](const ConstExpr& e) {
                             const auto& other = std::get<ConstExpr>(b.node);
-                            return e.value == other.value && e.dtype == other.dtype;
+                            if (e.dtype != other.dtype || (e.computed == nullptr) != (other.computed == nullptr)) {
+                              return false;
+                            }
+                            // Two computed values are the same when written alike (they read the same names).
+                            return e.computed != nullptr ? to_string(*e.computed) == to_string(*other.computed)
+                                                         : e.value == other.value;
                           },
                           [&](const CallExpr& e) {
                             const auto& other = std::get<CallExpr>(b.node);
@@ -119,7 +124,9 @@ class TermMatcher {
             [&](const CallPattern& p) { return match_call(p, pattern, expr); },
             [&](const ConstPattern& p) {
               if (const auto* constant = std::get_if<ConstExpr>(&expr.node)) {
-                return (!p.value || *p.value == constant->value) && (!p.dtype || p.dtype == constant->dtype);
+                // A computed value is not known here: it certainly matches only a pattern that asks no value.
+                const bool value_matches = !p.value || (constant->computed == nullptr && *p.value == constant->value);
+                return value_matches && (!p.dtype || p.dtype == constant->dtype);
               }
               return leaf_known_as(pattern, expr);
             },

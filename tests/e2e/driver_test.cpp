@@ -248,6 +248,21 @@ TEST(Driver, SharesSeveralRoundScalarsBuiltInTurn) {
   EXPECT_NE(rewriter.scalar(1.0, DType::Float16), first[0]);
 }
 
+// A scalar holds what its dtype holds, as its printed text reads back: a computed value (`const(eps)` of a double
+// attribute, `const(c.value / 3)`) is rounded to the constant's dtype, integers toward zero.
+TEST(Driver, ScalarsAreRoundedToTheirDtype) {
+  Function function("main");
+  std::vector<Node*> worklist;
+  std::vector<uint8_t> queued;
+  Rewriter rewriter(function, worklist, queued);
+  EXPECT_TRUE(is_scalar_constant(rewriter.scalar(1e-5, DType::Float32), static_cast<double>(1e-5f)));
+  EXPECT_TRUE(is_scalar_constant(rewriter.scalar(0.1, DType::Float16), 0.0999755859375));  // float16's nearest
+  EXPECT_TRUE(is_scalar_constant(rewriter.scalar(0.1, DType::Float64), 0.1));
+  EXPECT_TRUE(is_scalar_constant(rewriter.scalar(-2.75, DType::Int64), -2.0));
+  // The rounded value is the shared one: asking again for the unrounded value finds it.
+  EXPECT_EQ(rewriter.scalar(1e-5, DType::Float32), rewriter.scalar(static_cast<double>(1e-5f), DType::Float32));
+}
+
 // rule scale_exp: exp(x) => multiply(x, const(5.0)), declined at nodes named "decline" after building the
 // constant (which the driver then removes as unused).
 constexpr RuleInfo kScaleExpRules[] = {{"scale_exp", "scale.dpl:1"}};

@@ -13,6 +13,7 @@
 #include "combine_projections.dpl.h"
 #include "dpl/text/tvmscript.h"
 #include "example_support.h"
+#include "fold_batch_norm.dpl.h"
 #include "kernel_size.dpl.h"
 #include "many_rules.dpl.h"
 #include "partition_resnet.dpl.h"
@@ -337,13 +338,42 @@ TEST(ResNet50Partition, ASecondRunChangesNothing) {
   EXPECT_EQ(print_module(*resnet.module), once);
 }
 
-TEST(ModelNumerics, ResNet50Partitioned) {
+// ResNet-50 rewritten by `rewrite` computes what the original computes, on the same random inputs.
+void expect_resnet_numerics_kept_by(void (*rewrite)(Module&)) {
   Loaded original = load_file(kModelDir + "resnet50.relax");
-  Loaded partitioned = load_file(kModelDir + "resnet50.relax");
-  ASSERT_TRUE(original && partitioned);
-  partition_resnet(*partitioned.module);
-  EXPECT_TRUE(computes_the_same(*original.module, *partitioned.module, 1));
+  Loaded rewritten = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(original && rewritten);
+  rewrite(*rewritten.module);
+  EXPECT_TRUE(computes_the_same(*original.module, *rewritten.module, 1));
 }
+
+TEST(ModelNumerics, ResNet50Partitioned) { expect_resnet_numerics_kept_by(partition_resnet); }
+
+// --- ResNet-50's batch norms folded into its convolutions (examples/models/fold_batch_norm.dpl)
+//
+// Each of the 53 convolutions (NCHW, OIHW) is read only by an inference-mode batch_norm on axis 1 whose item 0 is
+// all that is read (as counted above): 53 folds. Left: 53 conv2d, each followed by its bias add, no batch_norm and
+// no tuple item; a second run finds nothing.
+void fold_resnet_batch_norms(Module& module) {
+  EXPECT_EQ(fired_by_rule(run_verified(dpl_passes::models_fold_batch_norm_pass(), module)),
+            (Fired{{"fold_conv_batch_norm", 53}}));
+}
+
+TEST(ResNet50FoldBatchNorm, EveryBatchNormFoldsIntoItsConvolution) {
+  Loaded resnet = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(resnet);
+  fold_resnet_batch_norms(*resnet.module);
+  const Function* main = main_function(*resnet.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::nn_batch_norm), 0u);
+  EXPECT_EQ(count_calls(*main, op::nn_conv2d), 53u);
+  EXPECT_EQ(count_calls(*main, op::rsqrt), 53u);
+  for (const Node* node : main->nodes()) EXPECT_NE(node->kind(), NodeKind::TupleItem);
+  EXPECT_TRUE(verifies_and_rereads(*resnet.module));
+  EXPECT_EQ(run_verified(dpl_passes::models_fold_batch_norm_pass(), *resnet.module).rewrites, 0u);
+}
+
+TEST(ModelNumerics, ResNet50BatchNormsFolded) { expect_resnet_numerics_kept_by(fold_resnet_batch_norms); }
 
 // --- the generated 200-rule set
 

@@ -106,6 +106,20 @@ TEST(Verify, AWrongSmallRuleIsCaughtAndARightOnePasses) {
   EXPECT_NE(r.out.find("verified: small/double_is_add at shapes ("), std::string::npos) << r.out;
 }
 
+// A constant computed when the rule fires is computed in the check too: the product of two scale factors keeps
+// the values, their sum does not.
+TEST(Verify, ComputedConstantsAreCheckedWithTheValuesTheyCompute) {
+  VerifyRun r = run(write_rules(
+      "computed.dpl",
+      "rule product: multiply(multiply(x, c: const), d: const) where c.rank == 0 && d.rank == 0\n"
+      "  => multiply(x, const(c.value * d.value));\n"
+      "rule sum: multiply(multiply(x, c: const), d: const) where c.rank == 0 && d.rank == 0\n"
+      "  => multiply(x, const(c.value + d.value));\n"));
+  EXPECT_FALSE(r.result.ok);
+  EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Unsound})) << r.out << r.messages;
+  EXPECT_NE(r.messages.find("computed.dpl:3:6: error: rule sum is unsound"), std::string::npos) << r.messages;
+}
+
 // image.resize2d's size operand, left open by the pattern, is the image's extents doubled: nearest-neighbour
 // resizing commutes with relu, linear interpolation does not.
 TEST(Verify, ResizeRulesGetASizeAndRelusThroughLinearResizeAreCaught) {

@@ -1,4 +1,4 @@
-// Concrete tensors: storage, dtype rounding, seeded random values and tolerance-based comparison.
+// Concrete tensors: storage, seeded random values and tolerance-based comparison.
 #include "dpl/interp/tensor.h"
 
 #include <cfloat>
@@ -11,36 +11,6 @@
 
 namespace dpl {
 namespace {
-
-// Rounds to a binary floating-point format with `mantissa_bits` explicit bits, smallest normal exponent
-// `min_exponent` (smaller values become subnormal) and largest finite value `max_finite`; ties to even.
-double round_to_float_format(double value, int mantissa_bits, int min_exponent, double max_finite) {
-  if (!std::isfinite(value) || value == 0.0) return value;
-  int exponent = 0;
-  std::frexp(value, &exponent);  // value = m * 2^exponent, 0.5 <= |m| < 1
-  const int leading_bit = std::max(exponent - 1, min_exponent);
-  const double quantum = std::ldexp(1.0, leading_bit - mantissa_bits);
-  const double rounded = std::nearbyint(value / quantum) * quantum;  // default rounding mode: ties to even
-  if (std::fabs(rounded) > max_finite) return std::copysign(std::numeric_limits<double>::infinity(), value);
-  return rounded;
-}
-
-double round_to_integer(double value, DType dtype) {
-  if (std::isnan(value)) return 0.0;
-  // Saturate to the int64 range first: casting a larger double to an integer is undefined behaviour.
-  constexpr double kTwo63 = 9223372036854775808.0;
-  const double truncated = std::trunc(value);
-  const int64_t whole = truncated >= kTwo63   ? std::numeric_limits<int64_t>::max()
-                        : truncated < -kTwo63 ? std::numeric_limits<int64_t>::min()
-                                              : static_cast<int64_t>(truncated);
-  switch (dtype) {  // narrowing integer conversions wrap (two's complement) in C++20
-    case DType::Int8: return static_cast<int8_t>(whole);
-    case DType::Int16: return static_cast<int16_t>(whole);
-    case DType::Int32: return static_cast<int32_t>(whole);
-    case DType::UInt8: return static_cast<uint8_t>(whole);
-    default: return static_cast<double>(whole);
-  }
-}
 
 // splitmix64: turns nearby seeds into unrelated generator seeds.
 uint64_t mix_seed(uint64_t seed) {
@@ -90,26 +60,6 @@ std::vector<int64_t> unflatten(int64_t flat, std::span<const int64_t> shape) {
 }
 
 }  // namespace
-
-double round_to_dtype(double value, DType dtype) {
-  switch (dtype) {
-    case DType::Float32:
-      // The hardware conversion rounds to nearest even; only out-of-range values need the general path.
-      if (std::fabs(value) <= FLT_MAX || !std::isfinite(value)) return static_cast<float>(value);
-      return round_to_float_format(value, 23, -126, FLT_MAX);
-    case DType::Float16: return round_to_float_format(value, 10, -14, 65504.0);
-    case DType::BFloat16: return round_to_float_format(value, 7, -126, 3.3895313892515355e38);
-    case DType::Float64:
-    case DType::Unknown: return value;
-    case DType::Bool: return value != 0.0 ? 1.0 : 0.0;
-    case DType::Int8:
-    case DType::Int16:
-    case DType::Int32:
-    case DType::Int64:
-    case DType::UInt8: return round_to_integer(value, dtype);
-  }
-  return value;
-}
 
 ValueRange default_range(DType dtype) {
   switch (dtype) {

@@ -191,6 +191,9 @@ Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
 // that is the output has no other users after compact(): nothing else is reachable from it). The cap keeps a
 // constant from becoming a hub (removing a user searches the use list); a dead one is never handed out.
 Node* Rewriter::scalar(double value, DType dtype) {
+  // A computed value (const(eps), const(c.value * 2)) may need more precision than its dtype has: the constant
+  // holds what the dtype holds, as its printed text reads back.
+  value = round_to_dtype(value, dtype);
   const uint64_t bits = std::bit_cast<uint64_t>(value);
   // Round values (1.0, 2.0, 0.125) differ only in their exponent, the top bits: folded down for hash_slot().
   const uint64_t key = bits ^ (bits >> 29) ^ static_cast<uint64_t>(dtype);

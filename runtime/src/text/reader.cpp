@@ -112,19 +112,6 @@ bool types_conflict(TypeRef annotated, TypeRef inferred) {
   }
 }
 
-// Rounds `value` to the nearest value of a binary float format with `precision` significand bits and minimum
-// normal exponent `min_exponent` (ties to even, subnormals included). Returns false when it overflows `max`.
-bool round_to_float_format(double& value, int precision, int min_exponent, double max) {
-  if (value == 0 || !std::isfinite(value)) return true;
-  int exponent = 0;
-  std::frexp(value, &exponent);  // value = m * 2^exponent, 0.5 <= |m| < 1
-  const int ulp_exponent = std::max(exponent - precision, min_exponent - precision);
-  const double rounded = std::ldexp(std::nearbyint(std::ldexp(value, -ulp_exponent)), ulp_exponent);
-  if (std::fabs(rounded) > max) return false;
-  value = rounded;
-  return true;
-}
-
 // Makes a constant's value one its dtype can hold, as TVM's numpy conversion does; false when it cannot.
 bool fit_to_dtype(double& value, DType dtype, std::string& problem) {
   auto integer_in = [&](double low, double high) {
@@ -147,16 +134,13 @@ bool fit_to_dtype(double& value, DType dtype, std::string& problem) {
     case DType::Int64: return integer_in(-kExactIntLimit, kExactIntLimit);
     case DType::UInt8: return integer_in(0, 255);
     case DType::Float16:
-      if (round_to_float_format(value, 11, -14, 65504.0)) return true;
-      break;
     case DType::BFloat16:
-      if (round_to_float_format(value, 8, -126, 3.3895313892515355e38)) return true;
-      break;
-    case DType::Float32:
-      if (round_to_float_format(value, 24, -126, static_cast<double>(std::numeric_limits<float>::max()))) {
-        return true;
-      }
-      break;
+    case DType::Float32: {
+      const double rounded = round_to_dtype(value, dtype);
+      if (std::isinf(rounded) && std::isfinite(value)) break;  // too large for the dtype
+      value = rounded;
+      return true;
+    }
     case DType::Float64:
     case DType::Unknown: return true;
   }

@@ -249,9 +249,12 @@ struct CallExpr {
 };
 
 // `const(2.0)`: a new scalar; without an explicit dtype it takes a sibling operand's dtype (see language.md).
+// `const(eps)`, `const(1.0 / c.value)`: a value computed like a guard when the rule fires (`computed`; `value`
+// is then unused).
 struct ConstExpr {
   double value = 0;
   std::optional<DType> dtype;
+  ExprPtr computed;
 };
 
 // `t[0]` on the right: a new tuple item.
@@ -578,6 +581,9 @@ void for_each_sub_expr(const Expr& expr, Visit&& visit) {
                  [&](const ItemExpr& e) { visit(*e.tuple); },
                  [&](const TupleExpr& e) {
                    for (const ExprPtr& field : e.fields) visit(*field);
+                 },
+                 [&](const ConstExpr& e) {
+                   if (e.computed != nullptr) visit(*e.computed);
                  },
                  [](const auto&) {},
              },

@@ -57,8 +57,8 @@ size_t pattern_specificity(const Pattern& pattern);
 Mentions root_mentions(const Rule& rule, const RootsAlternative& alternative);
 size_t root_specificity(const RootsAlternative& alternative);
 
-// The right-hand side's attribute values that are computed (not literals), in order: a matcher reads the
-// properties they need (and declines the rule when one is unknown) before it builds any node.
+// The right-hand side's computed values (attribute values other than literals, and `const(expr)`), in order: a
+// matcher reads the properties they need (and declines the rule when one is unknown) before it builds any node.
 void computed_attrs(const Expr& expr, std::vector<const Expr*>& out);
 // The op variables the right-hand side calls (`op(a, b)`), each once, in order: a group's op list stands for the
 // members' common op, which a matcher checks before it builds any node.

@@ -13,11 +13,6 @@
 
 namespace dpl {
 
-// Rounds `value` to the nearest value of `dtype`, so a double computation matches what the dtype would compute:
-// float32/float16/bfloat16 round to nearest, ties to even (overflow gives infinity); integers truncate toward zero
-// and wrap to their width (out-of-int64-range values saturate first, NaN becomes 0); bool is `value != 0`.
-double round_to_dtype(double value, DType dtype);
-
 // The range random values are drawn from: floats uniform in [low, high), integers uniform in [low, high)
 // (both bounds rounded toward zero to integers).
 struct ValueRange {

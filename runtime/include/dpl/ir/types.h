@@ -33,6 +33,10 @@ inline bool is_float(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 || dtype == DType::Float64;
 }
 bool is_integer(DType dtype);  // signed or unsigned, not bool
+// Rounds `value` to the nearest value of `dtype`, so a double computation matches what the dtype would compute:
+// float32/float16/bfloat16 round to nearest, ties to even (overflow gives infinity); integers truncate toward zero
+// and wrap to their width (out-of-int64-range values saturate first, NaN becomes 0); bool is `value != 0`.
+double round_to_dtype(double value, DType dtype);
 
 // One tensor dimension: a static extent (>= 0), a named symbol such as `n`, or an expression over symbols such
 // as `n * 48`, `n + m` or `n // 2` (dims.cpp). Symbols and expressions are interned: a Dim stays one int64 and

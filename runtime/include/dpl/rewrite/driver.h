@@ -108,7 +108,8 @@ class Rewriter {
   Node* proven_call(OpId op, std::initializer_list<Node*> operands);
   Node* call(OpId op, std::span<Node* const> operands, AttrList&& attrs);
   Node* call(OpId op, std::span<Node* const> operands, const AttrList& attrs);
-  // A scalar constant. Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
+  // A scalar constant of `value` rounded to `dtype` (round_to_dtype: float32 to the nearest float, integers toward
+  // zero). Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
   // while it has fewer than kMaxScalarUses uses, so most rewrites build no constant.
   Node* scalar(double value, DType dtype);
   static constexpr uint32_t kMaxScalarUses = 64;
