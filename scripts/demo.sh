@@ -24,6 +24,7 @@ banner "Passes linked into dpl-opt (dpl-opt --list-passes)"
 
 # The passes written for the real models (examples/models/), applied to them at the end.
 model_passes=()
+model_partitions=()
 for example_dir in "$root"/examples/*/; do
   example=$(basename "$example_dir")
   [[ -e "$example_dir/CMakeLists.txt" ]] && continue
@@ -33,7 +34,9 @@ for example_dir in "$root"/examples/*/; do
     passes=$(sed -nE 's/^[[:space:]]*pass[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*("[^"]*")?[[:space:]]*[{].*/\1/p' "$rules" |
       paste -sd, -)  # pass blocks, not a test's `pass NAME;`
     [[ -n "$passes" ]] || continue
-    if [[ "$example" == models ]]; then model_passes+=("$passes"); fi
+    # Partitions last, as a BYOC flow carves what the rewrites leave (partition_*.dpl: composite functions).
+    if [[ "$example" == models && "$stem" == partition_* ]]; then model_partitions+=("$passes");
+    elif [[ "$example" == models ]]; then model_passes+=("$passes"); fi
     # A file that declares a pipeline (seed001: partition, then rewrite) is run through it.
     pipeline_name=$(sed -nE 's/^[[:space:]]*pipeline[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\1/p' "$rules" | awk 'NR == 1')
     [[ -n "$pipeline_name" ]] && passes=$pipeline_name
@@ -58,8 +61,8 @@ for example_dir in "$root"/examples/*/; do
   done
 done
 
-pipeline=$(IFS=,; echo "${model_passes[*]}")
-banner "Real models in $models_dir: the passes of examples/models, in one pipeline"
+pipeline=$(IFS=,; echo "${model_passes[*]},${model_partitions[*]}")
+banner "Real models in $models_dir: the passes of examples/models, in one pipeline (partitions last)"
 printf '%-32s %9s %9s %9s  %s\n' model bindings after rewrites "passes that fired"
 for model in "$models_dir"/*.relax; do
   [[ -e "$model" ]] || continue

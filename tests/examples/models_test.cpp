@@ -16,6 +16,7 @@
 #include "fold_batch_norm.dpl.h"
 #include "kernel_size.dpl.h"
 #include "many_rules.dpl.h"
+#include "partition_linear.dpl.h"
 #include "partition_resnet.dpl.h"
 #include "rms_norm.dpl.h"
 #include "simplify.dpl.h"
@@ -374,6 +375,66 @@ TEST(ResNet50FoldBatchNorm, EveryBatchNormFoldsIntoItsConvolution) {
 }
 
 TEST(ModelNumerics, ResNet50BatchNormsFolded) { expect_resnet_numerics_kept_by(fold_resnet_batch_norms); }
+
+// --- the linear layers carved into composite functions (examples/models/partition_linear.dpl)
+//
+// Counted from the model files (every matmul whose second operand is permute_dims(parameter, axes=[1, 0]), and
+// what reads it): BERT-base and ViT-B/16 each have 73 such linear layers, all followed by a bias add of a 1-D
+// parameter; 12 of those adds (the feed-forward up-projections) are read by a gelu. TinyLlama's 154 (7 per layer)
+// have no bias. ResNet-50's classifier is one linear + bias. The other matmuls (attention scores and values, 24 in
+// BERT and ViT, 45 in TinyLlama with the rotary table's) stay in main.
+struct LinearCase {
+  const char* test_name;
+  const char* file;
+  uint64_t with_gelu;
+  uint64_t with_bias;
+  uint64_t plain;
+  size_t matmuls_left;
+};
+
+void PrintTo(const LinearCase& model, std::ostream* out) { *out << model.file; }
+
+class PartitionLinear : public ::testing::TestWithParam<LinearCase> {};
+
+TEST_P(PartitionLinear, LinearLayersBecomeCompositesAsCounted) {
+  const LinearCase& model = GetParam();
+  Loaded loaded = load_file(kModelDir + model.file);
+  ASSERT_TRUE(loaded);
+  const PassDef& pass = dpl_passes::models_partition_linear_pass();
+  const Fired expected{{"models.linear_bias_gelu", model.with_gelu},
+                       {"models.linear_bias", model.with_bias},
+                       {"models.linear", model.plain}};
+  EXPECT_EQ(fired_by_rule(run_verified(pass, *loaded.module)), expected);
+  std::map<std::string, size_t> composites;
+  for (const auto& function : loaded.module->functions()) {
+    if (const AttrValue* name = function->find_attr("Composite")) ++composites[std::get<std::string>(*name)];
+  }
+  Fired made;
+  for (const auto& [name, count] : expected) made[name] = composites[name];  // 0 when none was made
+  EXPECT_EQ(made, expected);
+  EXPECT_EQ(loaded.module->functions().size(), 1 + model.with_gelu + model.with_bias + model.plain);  // and main
+  const Function* main = main_function(*loaded.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::matmul), model.matmuls_left);
+  EXPECT_TRUE(verifies_and_rereads(*loaded.module));
+  EXPECT_EQ(run_verified(pass, *loaded.module).rewrites, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, PartitionLinear,
+    ::testing::Values(LinearCase{"Bert", "bert_base_uncased.relax", 12, 61, 0, 24},
+                      LinearCase{"Vit", "vit_base_patch16_224.relax", 12, 61, 0, 24},
+                      LinearCase{"TinyLlama", "tinyllama_1_1b_chat.relax", 0, 0, 154, 45},
+                      LinearCase{"ResNet50", "resnet50.relax", 0, 1, 0, 0}),
+    [](const ::testing::TestParamInfo<LinearCase>& info) { return std::string(info.param.test_name); });
+
+TEST(ModelNumerics, BertLinearLayersPartitioned) {
+  Loaded original = load_file(kModelDir + "bert_base_uncased.relax");
+  Loaded partitioned = load_file(kModelDir + "bert_base_uncased.relax");
+  ASSERT_TRUE(original && partitioned);
+  EXPECT_EQ(run_verified(dpl_passes::models_partition_linear_pass(), *partitioned.module).rewrites, 73u);
+  EXPECT_TRUE(computes_the_same(*original.module, *partitioned.module, 1));
+}
 
 // --- the generated 200-rule set
 
