@@ -13,7 +13,7 @@ namespace {
 
 // Pass models_partition_linear, rooted at nn.gelu: the decision tree of its rules.
 int match_models_partition_linear_nn_gelu(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // partition "models.linear_bias_gelu" (partition_linear.dpl:12)
+  // partition "models.linear_bias_gelu" (partition_linear.dpl:13)
   // nn.gelu(add(matmul(x, permute_dims(w, axes=[1, 0])), b)) where w.rank == 2 && b.rank == 1
   if (!root->operand(0)->is_call_of(dpl::op::add)) return -1;
   dpl::Node* add1 = root->operand(0);
@@ -39,7 +39,7 @@ int match_models_partition_linear_nn_gelu(dpl::Rewriter& rewriter, dpl::Node* ro
 
 // Pass models_partition_linear, rooted at add: the decision tree of its rules.
 int match_models_partition_linear_add(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // partition "models.linear_bias" (partition_linear.dpl:13)
+  // partition "models.linear_bias" (partition_linear.dpl:14)
   // add(matmul(x, permute_dims(w, axes=[1, 0])), b) where w.rank == 2 && b.rank == 1
   for (int order1 = 0; order1 < 2; ++order1) {
     if (!root->operand(order1)->is_call_of(dpl::op::matmul)) continue;
@@ -63,18 +63,52 @@ int match_models_partition_linear_add(dpl::Rewriter& rewriter, dpl::Node* root) 
 
 // Pass models_partition_linear, rooted at matmul: the decision tree of its rules.
 int match_models_partition_linear_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // partition "models.linear" (partition_linear.dpl:14)
-  // matmul(x, permute_dims(w, axes=[1, 0])) where w.rank == 2
+  // shared by models.gated_mlp, models.linear
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(1);
   static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
+  do {
+    // partition "models.gated_mlp" (partition_linear.dpl:17)
+    // matmul(multiply(nn.silu(matmul(x, permute_dims(gate, axes=[1, 0]))), matmul(x, permute_dims(up, axes=[1, 0]))), permute_dims(down, axes=[1, 0])) where gate.rank == 2 && up.rank == 2 && down.rank == 2
+    if (!root->operand(0)->is_call_of(dpl::op::multiply)) break;
+    dpl::Node* multiply1 = root->operand(0);
+    const int order1 = multiply1->operand(0)->is_call_of(dpl::op::matmul) ? 0 : 1;
+    if (!multiply1->operand(order1)->is_call_of(dpl::op::matmul)) break;
+    dpl::Node* matmul1 = multiply1->operand(order1);
+    if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) break;
+    dpl::Node* permute_dims2 = matmul1->operand(1);
+    if (!multiply1->operand(1 - order1)->is_call_of(dpl::op::nn_silu)) break;
+    dpl::Node* nn_silu1 = multiply1->operand(1 - order1);
+    if (!nn_silu1->operand(0)->is_call_of(dpl::op::matmul)) break;
+    dpl::Node* matmul2 = nn_silu1->operand(0);
+    if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) break;
+    dpl::Node* permute_dims3 = matmul2->operand(1);
+    if (permute_dims1->attr(0) != axes_value) break;
+    if (permute_dims2->attr(0) != axes_value) break;
+    if (matmul2->operand(0) != matmul1->operand(0)) break;
+    if (permute_dims3->attr(0) != axes_value) break;
+    dpl::Node* down = permute_dims1->operand(0);
+    dpl::Node* up = permute_dims2->operand(0);
+    dpl::Node* gate = permute_dims3->operand(0);
+    const int gate_rank = gate->type()->rank();
+    if (gate_rank < 0) break;
+    const int up_rank = up->type()->rank();
+    if (up_rank < 0) break;
+    const int down_rank = down->type()->rank();
+    if (down_rank < 0) break;
+    if (!(((gate_rank == 2) && (up_rank == 2)) && (down_rank == 2))) break;
+    dpl::Node* const inputs[] = {matmul1->operand(0), permute_dims3->operand(0), permute_dims2->operand(0), permute_dims1->operand(0)};
+    if (rewriter.partition("models.gated_mlp", root, inputs) != nullptr) return 2;
+  } while (false);
+  // partition "models.linear" (partition_linear.dpl:19)
+  // matmul(x, permute_dims(w, axes=[1, 0])) where w.rank == 2
   if (permute_dims1->attr(0) != axes_value) return -1;
   dpl::Node* w = permute_dims1->operand(0);
   const int w_rank = w->type()->rank();
   if (w_rank < 0) return -1;
   if (!(w_rank == 2)) return -1;
   dpl::Node* const inputs[] = {root->operand(0), permute_dims1->operand(0)};
-  if (rewriter.partition("models.linear", root, inputs) != nullptr) return 2;
+  if (rewriter.partition("models.linear", root, inputs) != nullptr) return 3;
   return -1;
 }
 
@@ -94,9 +128,10 @@ int match_models_partition_linear(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 const dpl::RuleInfo models_partition_linear_rules[] = {
-  {"models.linear_bias_gelu", "partition_linear.dpl:12"},
-  {"models.linear_bias", "partition_linear.dpl:13"},
-  {"models.linear", "partition_linear.dpl:14"},
+  {"models.linear_bias_gelu", "partition_linear.dpl:13"},
+  {"models.linear_bias", "partition_linear.dpl:14"},
+  {"models.gated_mlp", "partition_linear.dpl:17"},
+  {"models.linear", "partition_linear.dpl:19"},
 };
 
 }  // namespace
