@@ -701,8 +701,8 @@ class RuleEmitter {
     } else {
       dtype = "dpl::first_known_dtype({" + (sibling != nullptr ? *sibling + ", " : std::string()) + "root})";
     }
-    const std::string value = constant.computed != nullptr ? "static_cast<double>(" + computed(*constant.computed) + ")"
-                                                           : format_double(constant.value);
+    // A computed number is a double or an int64_t (a dimension, an int attribute): scalar() takes either.
+    const std::string value = constant.computed != nullptr ? computed(*constant.computed) : format_double(constant.value);
     return "rewriter.scalar(" + value + ", " + dtype + ")";
   }
 

@@ -44,7 +44,7 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
   const dpl::AttrValue& odt = nn_conv2d1->attr(7);
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
-  dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {var, rewriter.scalar(static_cast<double>(std::get<double>(eps)), dpl::first_known_dtype({var, root}))});
+  dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {var, rewriter.scalar(std::get<double>(eps), dpl::first_known_dtype({var, root}))});
   if (add1 == nullptr) return -1;
   dpl::Node* rsqrt1 = rewriter.proven_call(dpl::op::rsqrt, {add1});
   if (rsqrt1 == nullptr) return -1;
