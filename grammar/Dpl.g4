@@ -130,8 +130,10 @@ primary
 
 arguments : argument (',' argument)* ;
 
+// `**c` on the right: the attributes of the call bound to `c`, those not written as keywords.
 argument
   : ident '=' expr                                           # keywordArgument
+  | '**' ident                                               # attrsArgument
   | expr                                                     # positionalArgument
   ;
 

@@ -559,6 +559,7 @@ std::string to_string(const Expr& expr) {
                           std::vector<std::string> args;
                           for (const ExprPtr& operand : e.operands) args.push_back(to_string(*operand));
                           for (const ExprAttr& attr : e.attrs) args.push_back(attr.name + "=" + to_string(*attr.value));
+                          if (e.attrs_from) args.push_back("**" + e.attrs_from->name);
                           return e.op.text + "(" + join(args, ", ") + ")";
                         },
                     },

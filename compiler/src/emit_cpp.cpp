@@ -751,7 +751,7 @@ class RuleEmitter {
   // A named op with its default attributes and a fixed operand list: the checks passed here (sema checked the
   // arity; operands are pattern variables or nodes built above), so the runtime skips them.
   static bool is_proven(const CallExpr& call) {
-    return call.native == nullptr && !call.op_is_var && !has_spreads(call) && call.attrs.empty();
+    return call.native == nullptr && !call.op_is_var && !has_spreads(call) && call.attrs.empty() && !call.attrs_from;
   }
 
   // The rewrite: `root` replaced by the right-hand side's value, or, when that is one op call with a fixed operand
@@ -795,7 +795,7 @@ class RuleEmitter {
                                      : "{" + fmt::format("{}", fmt::join(operands, ", ")) + "}");
     if (spreads && call.op_is_var) {  // the span overload takes the attributes: the op's defaults
       arguments += ", dpl::OpRegistry::global().get(" + op + ").default_attrs()";
-    } else if (spreads || !call.attrs.empty()) {
+    } else if (spreads || !call.attrs.empty() || call.attrs_from) {
       arguments += ", " + attr_list(call);
     }
     return arguments;
@@ -866,15 +866,18 @@ class RuleEmitter {
     return "::" + call.native->name + "(" + fmt::format("{}", fmt::join(arguments, ", ")) + ")";
   }
 
-  // The full attribute list: the given values, the op's defaults elsewhere. A list of literals is a static local,
-  // built once: the rewriter compares it with the lists the function holds instead of building and freeing one
-  // per rewrite.
+  // The full attribute list: the given values, elsewhere the op's defaults or, with `**c`, c's attributes (its
+  // list itself when none is given). A list of literals is a static local, built once: the rewriter compares it
+  // with the lists the function holds instead of building and freeing one per rewrite.
   std::string attr_list(const CallExpr& call) {
     const OpInfo& info = registry_.get(call.op.id);
+    const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
+    if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
     std::vector<std::string> values;
     for (size_t i = 0; i < info.attrs.size(); ++i) {
       const AttrSpec& spec = info.attrs[i];
-      std::string value = attr_value_cpp(spec.default_value, needs_);
+      std::string value = source.empty() ? attr_value_cpp(spec.default_value, needs_)
+                                         : source + "->attr(" + std::to_string(i) + ")";
       for (const ExprAttr& attr : call.attrs) {
         if (attr.name != spec.name) continue;
         value = attr_value(*attr.value, spec.kind);
@@ -882,7 +885,7 @@ class RuleEmitter {
       values.push_back("/*" + spec.name + "=*/" + value);
     }
     const std::string initializer = "{" + fmt::format("{}", fmt::join(values, ", ")) + "}";
-    const bool constant = std::all_of(call.attrs.begin(), call.attrs.end(), [](const ExprAttr& attr) {
+    const bool constant = source.empty() && std::all_of(call.attrs.begin(), call.attrs.end(), [](const ExprAttr& attr) {
       return std::holds_alternative<LiteralExpr>(attr.value->node);
     });
     if (!constant) return "dpl::AttrList" + initializer;

@@ -36,6 +36,7 @@ void count_mentions(const Expr& expr, Mentions& mentions) {
   if (const auto* spread = std::get_if<SpreadExpr>(&expr.node)) ++mentions[spread->name];
   const auto* call = std::get_if<CallExpr>(&expr.node);
   if (call != nullptr && call->op_is_var) ++mentions[call->op.text];
+  if (call != nullptr && call->attrs_from) ++mentions[call->attrs_from->name];
   for_each_sub_expr(expr, [&](const Expr& sub) { count_mentions(sub, mentions); });
 }
 

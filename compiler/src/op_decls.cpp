@@ -194,7 +194,8 @@ class OpDeclarer {
     if (decl.result == nullptr) return nullptr;
     const auto* call = std::get_if<CallExpr>(&decl.result->node);
     const VarExpr* operand = nullptr;
-    if (call != nullptr && call->op.text == "same_as" && call->operands.size() == 1 && call->attrs.empty()) {
+    if (call != nullptr && call->op.text == "same_as" && call->operands.size() == 1 && call->attrs.empty() &&
+        !call->attrs_from) {
       operand = std::get_if<VarExpr>(&call->operands[0]->node);
     }
     if (operand == nullptr) {

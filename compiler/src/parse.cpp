@@ -1045,6 +1045,11 @@ class AstBuilder {
             return nullptr;
           }
           call.attrs.push_back(std::move(attr));
+        } else if (auto* copy = dynamic_cast<DplParser::AttrsArgumentContext*>(argument)) {
+          diags_.error(loc(copy), "'**" + copy->ident()->getText() +
+                                      "' copies a matched call's attributes into a call on the right-hand side; a "
+                                      "pattern captures attributes one by one (strides=s)");
+          return nullptr;
         } else {
           auto* positional = static_cast<DplParser::PositionalArgumentContext*>(argument);
           if (seen_keyword) {
@@ -1322,6 +1327,14 @@ class AstBuilder {
           ExprPtr value = guard_expression(keyword->expr(), depth + 1);  // attribute values compute like guards
           if (value == nullptr) return nullptr;
           call.attrs.push_back(ExprAttr{keyword->ident()->getText(), loc(keyword->ident()), std::move(value), -1});
+        } else if (auto* copy = dynamic_cast<DplParser::AttrsArgumentContext*>(argument)) {
+          seen_keyword = true;
+          if (call.attrs_from) {
+            diags_.error(loc(copy), "a call copies the attributes of one matched call; '**" + call.attrs_from->name +
+                                        "' is given already");
+            return nullptr;
+          }
+          call.attrs_from = AttrSource{copy->ident()->getText(), loc(copy->ident())};
         } else {
           auto* positional = static_cast<DplParser::PositionalArgumentContext*>(argument);
           if (seen_keyword) {
@@ -1438,7 +1451,7 @@ class AstBuilder {
   static bool only_positional(DplParser::CallExprContext* call) {
     if (call->arguments() == nullptr) return true;
     for (DplParser::ArgumentContext* argument : call->arguments()->argument()) {
-      if (dynamic_cast<DplParser::KeywordArgumentContext*>(argument) != nullptr) return false;
+      if (dynamic_cast<DplParser::PositionalArgumentContext*>(argument) == nullptr) return false;
     }
     return true;
   }

@@ -338,7 +338,7 @@ class RuleTyper {
     if (!op) return nullptr;
     const OpInfo& info = registry_.get(*op);
     AttrList attrs = info.default_attrs();
-    std::vector<bool> open(info.attrs.size(), false);
+    std::vector<bool> open(info.attrs.size(), call.attrs_from.has_value());  // `**c`: c's, known at run time
     for (const ExprAttr& attr : call.attrs) {
       int index = info.attr_index(attr.name);
       if (index < 0) return value(Type::unknown());
@@ -346,6 +346,7 @@ class RuleTyper {
       if (const auto* literal = std::get_if<LiteralExpr>(&attr.value->node)) {
         attrs[i] = literal->value;
         attr_matches_kind(info.attrs[i].kind, attrs[i]);
+        open[i] = false;
       } else {
         open[i] = true;  // computed or captured: known at run time only
       }

@@ -1309,10 +1309,16 @@ class Alternative {
       op = *known;
     }
     const OpInfo& info = registry_.get(op);
-    if (call.attrs.empty()) return rewriter_->call(op, operands, AttrList{});  // empty: the op's defaults
+    // `**c`: c's attributes where none is given (sema: c matched a call of this op).
+    const AttrList* source = call.attrs_from ? &variable(call.attrs_from->name).node->attrs() : nullptr;
+    if (call.attrs.empty()) {
+      return source != nullptr ? rewriter_->call(op, operands, *source)
+                               : rewriter_->call(op, operands, AttrList{});  // empty: the op's defaults
+    }
     AttrList attrs;
-    for (const AttrSpec& spec : info.attrs) {
-      AttrValue value = spec.default_value;
+    for (size_t i = 0; i < info.attrs.size(); ++i) {
+      const AttrSpec& spec = info.attrs[i];
+      AttrValue value = source != nullptr ? (*source)[i] : spec.default_value;
       for (const ExprAttr& attr : call.attrs) {
         if (attr.name != spec.name) continue;
         std::optional<AttrValue> given = attr_value(*attr.value, spec.kind);

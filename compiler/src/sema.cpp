@@ -105,6 +105,7 @@ struct Variable {
   bool let = false;                    // bound by a `let` on the right
   bool list = false;                   // first bound inside a group root: one value per member outside it
   bool rest = false;                   // bound by `xs...`: a list of operands (or fields)
+  std::optional<OpId> call_op;         // Value bound to a call of one op (`c: nn.conv2d(...)`): what `**c` copies
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -465,16 +466,38 @@ class Checker {
     ++existing.uses;
   }
 
+  // `name: pattern` (or a root `name: pattern;`): binds the name, checks the pattern, and notes the op when the
+  // pattern is a call of one op, whose attributes `**name` may then copy.
+  void bind_and_check(const std::string& name, SourceLoc loc, Variable variable, Pattern& pattern, Scope& scope) {
+    const bool fresh = scope.count(name) == 0;
+    bind_or_use(name, loc, std::move(variable), scope);
+    check_pattern(pattern, scope);
+    if (auto it = scope.find(name); fresh && it != scope.end()) it->second.call_op = single_call_op(pattern);
+  }
+
+  // The op of every call `pattern` matches, when that is one op: `nn.conv2d(...)`, alternatives of such calls.
+  static std::optional<OpId> single_call_op(const Pattern& pattern) {
+    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) return single_call_op(*bind->inner);
+    if (const auto* call = std::get_if<CallPattern>(&pattern.node)) {
+      if (call->ops.size() != 1 || call->optional || call->composite) return std::nullopt;
+      return call->ops[0].id;
+    }
+    const auto* alt = std::get_if<AltPattern>(&pattern.node);
+    if (alt == nullptr || alt->alternatives.empty()) return std::nullopt;
+    std::optional<OpId> first = single_call_op(*alt->alternatives[0]);
+    for (const PatternPtr& alternative : alt->alternatives) {
+      if (single_call_op(*alternative) != first) return std::nullopt;
+    }
+    return first;
+  }
+
   void check_pattern(Pattern& pattern, Scope& scope) {
     std::visit(Overloaded{
                    [](WildcardPattern&) {},
                    [](ConstPattern&) {},
                    [](ParamPattern&) {},
                    [&](VarPattern& p) { bind_or_use(p.name, pattern.loc, Variable{}, scope); },
-                   [&](BindPattern& p) {
-                     bind_or_use(p.name, p.name_loc, Variable{}, scope);
-                     check_pattern(*p.inner, scope);
-                   },
+                   [&](BindPattern& p) { bind_and_check(p.name, p.name_loc, Variable{}, *p.inner, scope); },
                    [&](CallPattern& p) { check_call_pattern(p, pattern.loc, scope); },
                    [&](AltPattern& p) { check_alternatives(p, scope); },
                    [&](ItemPattern& p) { check_pattern(*p.tuple, scope); },
@@ -621,6 +644,7 @@ class Checker {
           merged.emplace(name, variable);
         } else if (scope.count(name) != 0 || it->second.kind == variable.kind) {
           it->second.uses = std::max(it->second.uses, variable.uses);
+          if (it->second.call_op != variable.call_op) it->second.call_op.reset();  // calls of different ops
         }
       }
     }
@@ -773,6 +797,7 @@ class Checker {
     const auto fixed = static_cast<int>(call.operands.size()) -
                        static_cast<int>(std::count_if(call.operands.begin(), call.operands.end(), spread));
     for (const OpName& op : ops) check_arity(op, fixed, loc, spreads);
+    if (call.attrs_from) check_attrs_from(call, ops, scope);
     std::set<std::string> seen;
     for (ExprAttr& attr : call.attrs) {
       if (!seen.insert(attr.name).second) {
@@ -783,6 +808,35 @@ class Checker {
       check_attr_expr(*attr.value, kind, ops.empty() ? nullptr : &ops[0], attr, scope);
     }
     for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope, /*list_operand=*/true, /*spread_ok=*/true);
+  }
+
+  // `**c`: `c` is bound on the left to a call of the op being built, whose attributes the new call copies.
+  void check_attrs_from(const CallExpr& call, const std::vector<OpName>& ops, Scope& scope) {
+    const AttrSource& source = *call.attrs_from;
+    if (call.op_is_var) {
+      diags_.error(source.loc, "'**" + source.name + "' copies attributes into a call of a named op; a call of an op "
+                                                     "variable takes no attributes (it gets the op's defaults)");
+      return;
+    }
+    const Variable* variable = use_variable(source.name, source.loc, VarKind::Value, scope);
+    if (variable == nullptr || ops.empty()) return;
+    const std::string op_name = registry_.get(ops[0].id).name;
+    std::string why;
+    if (variable->list) {
+      why = variable->rest ? "is a list (the operands " + source.name + "... matched)"
+                           : "is a list (one value per member of a group)";
+    } else if (variable->let) {
+      why = "is bound by a let, not matched";
+    } else if (!variable->call_op) {
+      why = "is not bound to a call of one op";
+    } else if (*variable->call_op != ops[0].id) {
+      why = "is bound to a call of " + registry_.get(*variable->call_op).name;
+    }
+    if (why.empty()) return;
+    Diagnostic& diag = diags_.error(source.loc, "'**" + source.name + "' copies the attributes of a matched " + op_name +
+                                                    " call, but '" + source.name + "' " + why + "; bind one on the "
+                                                    "left: " + source.name + ": " + op_name + "(...)");
+    DiagnosticEngine::add_note(diag, variable->loc, "bound here");
   }
 
   // An attribute value on the right: a literal, a captured attribute, or a value computed like a guard
@@ -1237,8 +1291,7 @@ class Checker {
     const Scope before = scope;
     Variable named;
     named.uses = 1;  // a root needs a name, used or not
-    bind_or_use(root.name, root.name_loc, std::move(named), scope);
-    check_pattern(*root.pattern, scope);
+    bind_and_check(root.name, root.name_loc, std::move(named), *root.pattern, scope);
     check_dimension_expressions(scope);
     if (root.guard != nullptr) check_guard(*root.guard, scope);
     if (!root.group || anchor) return;  // a group anchor was reported above

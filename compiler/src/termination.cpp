@@ -58,8 +58,11 @@ class Term {
                           },
                           [&](const CallExpr& e) {
                             const auto& other = std::get<CallExpr>(b.node);
+                            const auto copied = [](const CallExpr& call) {
+                              return call.attrs_from ? call.attrs_from->name : std::string();
+                            };
                             if (e.op.text != other.op.text || e.operands.size() != other.operands.size() ||
-                                e.attrs.size() != other.attrs.size()) {
+                                e.attrs.size() != other.attrs.size() || copied(e) != copied(other)) {
                               return false;
                             }
                             if (!same_each(e.operands, other.operands, same_expr)) return false;
@@ -196,6 +199,7 @@ class TermMatcher {
       const auto* literal = std::get_if<LiteralExpr>(&attr.value->node);
       return literal != nullptr && literal->value == value;
     }
+    if (call.attrs_from) return false;  // copied by `**c`: known when the rule fires, like a capture
     int index = info.attr_index(name);
     return index >= 0 && info.attrs[static_cast<size_t>(index)].default_value == value;
   }

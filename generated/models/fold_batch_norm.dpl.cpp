@@ -15,8 +15,8 @@ namespace {
 
 // Pass models_fold_batch_norm, rooted at a tuple item: the decision tree of its rules.
 int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule fold_conv_batch_norm (fold_batch_norm.dpl:11)
-  // nn.batch_norm(nn.conv2d(x, w, strides=st, padding=pad, dilation=dil, groups=g, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype=odt), gamma, beta, mean, var, axis=1, epsilon=eps, center=True, scale=True, training=False)[0] => let s = multiply(gamma, rsqrt(add(var, const(eps)))); add(nn.conv2d(x, multiply(w, expand_dims(s, axis=[1, 2, 3])), strides=st, padding=pad, dilation=dil, groups=g, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype=odt), expand_dims(subtract(beta, multiply(mean, s)), axis=[0, 2, 3]))
+  // rule fold_conv_batch_norm (fold_batch_norm.dpl:12)
+  // nn.batch_norm(conv: nn.conv2d(x, w, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW"), gamma, beta, mean, var, axis=1, epsilon=eps, center=True, scale=True, training=False)[0] => let s = multiply(gamma, rsqrt(add(var, const(eps)))); add(nn.conv2d(x, multiply(w, expand_dims(s, axis=[1, 2, 3])), **conv), expand_dims(subtract(beta, multiply(mean, s)), axis=[0, 2, 3]))
   if (root->kind() != dpl::NodeKind::TupleItem) return -1;
   if (!root->operand(0)->is_call_of(dpl::op::nn_batch_norm)) return -1;
   dpl::Node* nn_batch_norm1 = root->operand(0);
@@ -37,11 +37,7 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
   dpl::Node* beta = nn_batch_norm1->operand(2);
   dpl::Node* mean = nn_batch_norm1->operand(3);
   dpl::Node* var = nn_batch_norm1->operand(4);
-  const dpl::AttrValue& st = nn_conv2d1->attr(0);
-  const dpl::AttrValue& pad = nn_conv2d1->attr(1);
-  const dpl::AttrValue& dil = nn_conv2d1->attr(2);
-  const dpl::AttrValue& g = nn_conv2d1->attr(3);
-  const dpl::AttrValue& odt = nn_conv2d1->attr(7);
+  dpl::Node* conv = nn_conv2d1;
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
   dpl::Node* add1 = rewriter.proven_call(dpl::op::add, {var, rewriter.scalar(std::get<double>(eps), dpl::first_known_dtype({var, root}))});
@@ -55,7 +51,7 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
   if (expand_dims1 == nullptr) return -1;
   dpl::Node* multiply2 = rewriter.proven_call(dpl::op::multiply, {w, expand_dims1});
   if (multiply2 == nullptr) return -1;
-  dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {x, multiply2}, dpl::AttrList{/*strides=*/st, /*padding=*/pad, /*dilation=*/dil, /*groups=*/g, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/std::string("OIHW"), /*out_layout=*/std::string("NCHW"), /*out_dtype=*/odt});
+  dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {x, multiply2}, conv->attrs());
   if (nn_conv2d2 == nullptr) return -1;
   dpl::Node* multiply3 = rewriter.proven_call(dpl::op::multiply, {mean, multiply1});
   if (multiply3 == nullptr) return -1;
@@ -75,7 +71,7 @@ int match_models_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 const dpl::RuleInfo models_fold_batch_norm_rules[] = {
-  {"fold_conv_batch_norm", "fold_batch_norm.dpl:11"},
+  {"fold_conv_batch_norm", "fold_batch_norm.dpl:12"},
 };
 
 }  // namespace

@@ -236,6 +236,12 @@ struct ExprAttr {
   int index = -1;  // sema: position in the op's attribute list
 };
 
+// `**c` among a right-hand-side call's arguments: the matched call whose attributes the new call copies.
+struct AttrSource {
+  std::string name;
+  SourceLoc loc;  // the name
+};
+
 struct ExternDecl;
 
 // `multiply(x, c)` or `op(x, c)` where `op` is an op variable bound on the left; also a call of an extern
@@ -246,6 +252,9 @@ struct CallExpr {
   const ExternDecl* native = nullptr;  // sema: `op.text` names an extern predicate or rewriter
   std::vector<ExprPtr> operands;
   std::vector<ExprAttr> attrs;
+  // `nn.conv2d(x, w2, **c)`: the attributes not written in `attrs` are copied from the call bound to `c` on the
+  // left (sema: a call of this same op).
+  std::optional<AttrSource> attrs_from;
 };
 
 // `const(2.0)`: a new scalar; without an explicit dtype it takes a sibling operand's dtype (see language.md).
