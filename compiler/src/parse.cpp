@@ -1420,6 +1420,11 @@ class AstBuilder {
     }
     if (auto* call = dynamic_cast<DplParser::CallExprContext*>(context)) {
       // Only an extern predicate may be called here; sema tells which names are.
+      if (DplParser::AttrsArgumentContext* copy = attrs_argument(call)) {
+        diags_.error(loc(copy), "'**" + copy->ident()->getText() + "' copies a matched call's attributes into a new "
+                                "call on the right-hand side; a guard reads them by name (strides=s, then s)");
+        return nullptr;
+      }
       if (as_name(call->expr()) == nullptr || !only_positional(call)) {
         diags_.error(loc(context), kGuardCallsNoOps);
         return nullptr;
@@ -1447,6 +1452,14 @@ class AstBuilder {
   }
 
   // --- shared helpers ---
+
+  static DplParser::AttrsArgumentContext* attrs_argument(DplParser::CallExprContext* call) {
+    if (call->arguments() == nullptr) return nullptr;
+    for (DplParser::ArgumentContext* argument : call->arguments()->argument()) {
+      if (auto* copy = dynamic_cast<DplParser::AttrsArgumentContext*>(argument)) return copy;
+    }
+    return nullptr;
+  }
 
   static bool only_positional(DplParser::CallExprContext* call) {
     if (call->arguments() == nullptr) return true;

@@ -323,6 +323,10 @@ class Checker {
       DiagnosticEngine::add_note(diag, decl.name_loc, "declared here");
     }
     if (!call.attrs.empty()) diags_.error(call.attrs[0].loc, "a call of an extern takes no attributes");
+    if (call.attrs_from) {
+      diags_.error(call.attrs_from->loc, "a call of an extern takes no attributes; '**" + call.attrs_from->name +
+                                             "' copies them into a new op call");
+    }
     for (ExprPtr& operand : call.operands) {
       if (wanted == ExternDecl::Kind::Predicate) {
         const auto* var = std::get_if<VarExpr>(&operand->node);
