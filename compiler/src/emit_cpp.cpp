@@ -980,9 +980,16 @@ class RuleEmitter {
     }
     if (expr.type == ExprType::String || expr.type == ExprType::IntList) needs_.string = needs_.vector = true;
     switch (expr.type) {
-      case ExprType::Number:
-        return expr.attr_kind == AttrKind::Float ? "std::get<double>(" + local + ")"
-                                                 : "std::get<int64_t>(" + local + ")";
+      case ExprType::Number: {
+        const bool real = expr.attr_kind == AttrKind::Float || expr.attr_kind == AttrKind::OptFloat;
+        const std::string type = real ? "double" : "int64_t";
+        // An optional number read as a number: None declines the rule (checked once per alternative).
+        if ((expr.attr_kind == AttrKind::OptInt || expr.attr_kind == AttrKind::OptFloat) &&
+            properties_.emplace("set " + var.name, local).second) {
+          check("!std::holds_alternative<" + type + ">(" + local + ")");
+        }
+        return "std::get<" + type + ">(" + local + ")";
+      }
       case ExprType::Bool:
         return "std::get<bool>(" + local + ")";
       case ExprType::String:

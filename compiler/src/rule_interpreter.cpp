@@ -168,13 +168,7 @@ class SupportCheck {
   }
 
   void rule(const Rule& rule) {
-    for (const RootDecl& root : rule.roots) {
-      if (root.guard != nullptr) expr(*root.guard);
-    }
-    if (rule.guard != nullptr) expr(*rule.guard);
-    for (const LetBinding& let : rule.lets) expr(*let.value);
-    if (rule.rhs != nullptr) expr(*rule.rhs);
-    for (const RootRewrite& rewrite : rule.rewrites) expr(*rewrite.value);
+    for_each_rule_expr(rule, [&](const Expr& top) { expr(top); });
   }
 
  private:

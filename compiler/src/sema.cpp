@@ -706,7 +706,7 @@ class Checker {
             },
             [&](ConstExpr& e) {
               if (e.computed == nullptr) return;
-              ExprType type = check_computed(*e.computed, scope);
+              const ExprType type = as_number(*e.computed, check_computed(*e.computed, scope));
               if (type != ExprType::Number && type != ExprType::Unknown) {
                 const std::string hint = type == ExprType::Value ? "; read a number from it: c.value, x.shape[0]" : "";
                 diags_.error(e.computed->loc, "const(...) takes a number, but '" + to_string(*e.computed) + "' is " +
@@ -857,6 +857,9 @@ class Checker {
     bool capture = std::holds_alternative<VarExpr>(value.node) && !value.dtype_literal && type != ExprType::Value &&
                    type != ExprType::Op;
     if (capture && value.attr_kind == *kind) return;  // copied as it is
+    if (*kind == AttrKind::Int || *kind == AttrKind::Float || *kind == AttrKind::OptInt || *kind == AttrKind::OptFloat) {
+      type = as_number(value, type);
+    }
     if (type != ExprType::Attr && attr_accepts(*kind, type)) return;
     Diagnostic& diag = diags_.error(value.loc, "attribute '" + attr.name + "' of " + registry_.get(op->id).name +
                                                    " expects " + std::string(attr_kind_name(*kind)) + ", but '" +
@@ -964,8 +967,9 @@ class Checker {
             [&](MemberExpr& e) { return check_member(e, scope); },
             [&](IndexExpr& e) { return check_index(e, expr, scope); },
             [&](UnaryExpr& e) {
-              ExprType operand = check_computed(*e.operand, scope);
               ExprType wanted = e.op == UnaryOp::Negate ? ExprType::Number : ExprType::Bool;
+              ExprType operand = check_computed(*e.operand, scope);
+              if (wanted == ExprType::Number) operand = as_number(*e.operand, operand);
               if (operand == ExprType::Unknown) return ExprType::Unknown;
               if (operand != wanted) {
                 diags_.error(expr.loc,
@@ -1107,6 +1111,14 @@ class Checker {
         (lhs == ExprType::NumberList || rhs == ExprType::NumberList)) {
       return check_number_list_comparison(binary);
     }
+    const bool arithmetic = binary.op == BinaryOp::Add || binary.op == BinaryOp::Subtract ||
+                            binary.op == BinaryOp::Multiply || binary.op == BinaryOp::Divide;
+    const bool ordering = binary.op == BinaryOp::Less || binary.op == BinaryOp::LessEqual ||
+                          binary.op == BinaryOp::Greater || binary.op == BinaryOp::GreaterEqual;
+    if (arithmetic || ordering) {
+      as_number(*binary.lhs, lhs);
+      as_number(*binary.rhs, rhs);
+    }
     switch (binary.op) {
       case BinaryOp::Add:
       case BinaryOp::Subtract:
@@ -1126,6 +1138,9 @@ class Checker {
         if (lhs == ExprType::AttrList || rhs == ExprType::AttrList) return check_attr_list_equality(binary, scope);
         if (lhs == ExprType::ValueList || rhs == ExprType::ValueList) return check_value_list_equality(binary);
         if (lhs == ExprType::Op || rhs == ExprType::Op) return check_op_equality(binary);
+        if (!literal_fits_capture(*binary.lhs, *binary.rhs) || !literal_fits_capture(*binary.rhs, *binary.lhs)) {
+          return ExprType::Unknown;
+        }
         if (comparable(*binary.lhs, *binary.rhs)) {
           bool reads_dim = false;
           expr.compares_dimensions = is_dimension_arithmetic(*binary.lhs, scope, reads_dim) &&
@@ -1136,6 +1151,18 @@ class Checker {
         return ExprType::Unknown;
     }
     return ExprType::Unknown;
+  }
+
+  // A captured optional number (`scale=s` of an OptFloat attribute) where a number is needed: read as one, and
+  // where it is None the rule declines, as it does on a dimension that is not static. `s == None` and `s == 0.5`
+  // still compare the whole value. Returns the type `expr` has then.
+  static ExprType as_number(Expr& expr, ExprType type) {
+    if (type != ExprType::Attr || !std::holds_alternative<VarExpr>(expr.node) || expr.dtype_literal ||
+        (expr.attr_kind != AttrKind::OptInt && expr.attr_kind != AttrKind::OptFloat)) {
+      return type;
+    }
+    expr.type = ExprType::Number;
+    return ExprType::Number;
   }
 
   // Whether a checked `expr` is dimension arithmetic (Expr::compares_dimensions): dimension variables, one
@@ -1241,6 +1268,19 @@ class Checker {
 
   // Equality is defined between like things; a dtype also compares with a string (an attribute holding a dtype
   // name), and a whole attribute value with a literal or another capture.
+  // `lo == 0` against a captured attribute compared whole (a float or None): the literal as the attribute would
+  // store it (0.0, or the int never equals the double); a literal the attribute can never hold is an error.
+  bool literal_fits_capture(const Expr& capture, Expr& other) {
+    auto* literal = std::get_if<LiteralExpr>(&other.node);
+    if (capture.type != ExprType::Attr || literal == nullptr || !std::holds_alternative<VarExpr>(capture.node)) {
+      return true;
+    }
+    if (attr_matches_kind(capture.attr_kind, literal->value)) return true;
+    diags_.error(other.loc, "'" + to_string(capture) + "' captures an attribute of kind " +
+                                std::string(attr_kind_name(capture.attr_kind)) + ", which is never " + to_string(other));
+    return false;
+  }
+
   static bool comparable(const Expr& a, const Expr& b) {
     auto text = [](ExprType t) { return t == ExprType::DType || t == ExprType::String; };
     if (a.type == ExprType::Attr || b.type == ExprType::Attr) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <any>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -186,8 +187,9 @@ struct SiblingShapes {
 // choices, so building twice with the same choices gives two identical functions.
 class InstanceBuilder {
  public:
-  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, SiblingShapes siblings)
-      : choices_(choices), file_(file), function_(function), siblings_(siblings) {}
+  InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, SiblingShapes siblings,
+                  const std::set<std::string>& numbers)
+      : choices_(choices), file_(file), function_(function), siblings_(siblings), numbers_(numbers) {}
 
   // The roots of one alternative of a multi-root rule, in order, each a node of the same function (a name bound
   // by an earlier root is the same node in a later one); a group root gets `members` members. A name first bound
@@ -745,6 +747,28 @@ class InstanceBuilder {
       }
       written[slot] = true;
     }
+    // An optional number the rule reads as a number: a number (the rule declines where it is None), the same one
+    // wherever the capture repeats. Each capture starts at another value, so that a first instance does not make
+    // them all equal (`clip(clip(x, min=a, max=b), min=c, max=d)`: a guard comparing them decides something).
+    for (const PatternAttr& attr : call.attrs) {
+      const int index = info.attr_index(attr.name);
+      if (index < 0 || attr.literal || numbers_.count(attr.capture) == 0) continue;
+      auto slot = static_cast<size_t>(index);
+      auto [chosen, fresh] = captured_numbers_.try_emplace(attr.capture);
+      if (fresh) {
+        std::vector<AttrValue> options;
+        if (info.attrs[slot].kind == AttrKind::OptFloat) {
+          options = {1.0, 0.0, 0.5, 2.0, -1.0};
+        } else {
+          options = {int64_t{1}, int64_t{0}, int64_t{2}, int64_t{-1}};
+        }
+        std::rotate(options.begin(), options.begin() + static_cast<std::ptrdiff_t>((captured_numbers_.size() - 1) % options.size()),
+                    options.end());
+        chosen->second = pick(options);
+      }
+      attrs[slot] = chosen->second;
+      written[slot] = true;
+    }
     if (info.id == op::permute_dims) {
       int axes = info.attr_index("axes");
       if (axes >= 0 && !written[static_cast<size_t>(axes)]) {
@@ -781,6 +805,8 @@ class InstanceBuilder {
   std::vector<PartitionRef> partitions_;
   std::vector<std::vector<PatternPtr>> owned_;  // expanded partition patterns the instance was built from
   std::map<std::string, int64_t> dims_;
+  const std::set<std::string>& numbers_;                // InstanceSpec::numbers
+  std::map<std::string, AttrValue> captured_numbers_;  // what build_call chose for them
   int constants_ = 0;
   std::string error_;
 };
@@ -793,6 +819,7 @@ struct InstanceSpec {
   const RootsAlternative* roots = nullptr;
   size_t group_members = 2;
   SiblingShapes siblings;
+  std::set<std::string> numbers;  // captured optional numbers the rule reads as numbers (optional_numbers_read)
 };
 
 // Builds the instance `choices` describe into a fresh module whose function `main` returns the left-hand side's
@@ -802,7 +829,7 @@ std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const Insta
                                        ChoiceSequence& choices, std::string& error) {
   auto module = std::make_unique<Module>();
   Function& function = module->add_function("main");
-  InstanceBuilder builder(choices, interpreter.file(), function, spec.siblings);
+  InstanceBuilder builder(choices, interpreter.file(), function, spec.siblings, spec.numbers);
   Node* output = nullptr;
   if (spec.rule != nullptr) {
     std::vector<Node*> roots = builder.build_roots(*spec.rule, *spec.roots, spec.group_members);
@@ -1064,6 +1091,34 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
   return combined;
 }
 
+// The captured optional numbers (`clip(x, max=hi)`) that the rule's guards, attribute values or constants read as
+// numbers (sema's as_number) or compare with a number (`hi == 6.0`): an instance where one is None only shows the
+// rule declining.
+std::set<std::string> optional_numbers_read(const Rule& rule) {
+  std::set<std::string> names;
+  auto optional_number = [](const Expr& expr) {
+    const auto* var = std::get_if<VarExpr>(&expr.node);
+    const bool optional = expr.attr_kind == AttrKind::OptInt || expr.attr_kind == AttrKind::OptFloat;
+    return var != nullptr && optional && (expr.type == ExprType::Number || expr.type == ExprType::Attr)
+               ? var
+               : nullptr;
+  };
+  std::function<void(const Expr&)> visit = [&](const Expr& expr) {
+    const VarExpr* var = optional_number(expr);
+    if (var != nullptr && expr.type == ExprType::Number) names.insert(var->name);
+    if (const auto* binary = std::get_if<BinaryExpr>(&expr.node);
+        binary != nullptr && (binary->op == BinaryOp::Equal || binary->op == BinaryOp::NotEqual)) {
+      for (const auto& [side, other] : {std::pair(&binary->lhs, &binary->rhs), std::pair(&binary->rhs, &binary->lhs)}) {
+        const VarExpr* compared = optional_number(**side);
+        if (compared != nullptr && (*other)->type == ExprType::Number) names.insert(compared->name);
+      }
+    }
+    for_each_sub_expr(expr, visit);
+  };
+  for_each_rule_expr(rule, visit);
+  return names;
+}
+
 // The instances of a rule's alternatives: its left-hand side's (rewrites, partitions) or its roots' (multi-root).
 struct RuleAlternatives {
   std::vector<PatternPtr> patterns;
@@ -1071,6 +1126,7 @@ struct RuleAlternatives {
   size_t size() const { return patterns.size() + roots.size(); }
   InstanceSpec spec(const Rule& rule, size_t index) const {
     InstanceSpec spec;
+    spec.numbers = optional_numbers_read(rule);
     if (rule.kind == Rule::Kind::MultiRoot) {
       spec.rule = &rule;
       spec.roots = &roots[index];

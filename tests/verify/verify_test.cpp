@@ -120,6 +120,23 @@ TEST(Verify, ComputedConstantsAreCheckedWithTheValuesTheyCompute) {
   EXPECT_NE(r.messages.find("computed.dpl:3:6: error: rule sum is unsound"), std::string::npos) << r.messages;
 }
 
+// clip's min and max are optional numbers: read as numbers, the instances give them numbers (None would only show
+// the rules declining), a different one to each, so that the guards comparing them decide something.
+TEST(Verify, OptionalNumbersAreCheckedWithNumbers) {
+  VerifyRun r = run(write_rules(
+      "clip.dpl",
+      "rule nested: clip(i: clip(_, min=a, max=b), min=c, max=d) where a <= b && c <= a && b <= d => i;\n"
+      "rule nested_wrong: clip(i: clip(_, min=a, max=b), min=c, max=d) where a <= b && a <= c && b <= d => i;\n"
+      "rule from_zero: clip(x, min=lo, max=hi) where lo == 0.0 => minimum(nn.relu(x), const(hi));\n"
+      "rule from_zero_wrong: clip(x, min=lo, max=hi) where lo == 0.0 => maximum(nn.relu(x), const(hi));\n"));
+  EXPECT_FALSE(r.result.ok);
+  EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Unsound, Kind::Verified, Kind::Unsound}))
+      << r.out << r.messages;
+  EXPECT_NE(r.messages.find("clip.dpl:2:6: error: rule nested_wrong is unsound"), std::string::npos) << r.messages;
+  EXPECT_NE(r.messages.find("clip.dpl:4:6: error: rule from_zero_wrong is unsound"), std::string::npos)
+      << r.messages;
+}
+
 // image.resize2d's size operand, left open by the pattern, is the image's extents doubled: nearest-neighbour
 // resizing commutes with relu, linear interpolation does not.
 TEST(Verify, ResizeRulesGetASizeAndRelusThroughLinearResizeAreCaught) {

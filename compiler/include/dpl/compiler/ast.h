@@ -599,6 +599,19 @@ void for_each_sub_expr(const Expr& expr, Visit&& visit) {
              expr.node);
 }
 
+// Calls `visit` on each top-level expression of a rule: its roots' guards, its guard, its lets, its right-hand side
+// and its roots' rewrites (sub-expressions are for_each_sub_expr's).
+template <typename Visit>
+void for_each_rule_expr(const Rule& rule, Visit&& visit) {
+  for (const RootDecl& root : rule.roots) {
+    if (root.guard != nullptr) visit(*root.guard);
+  }
+  if (rule.guard != nullptr) visit(*rule.guard);
+  for (const LetBinding& let : rule.lets) visit(*let.value);
+  if (rule.rhs != nullptr) visit(*rule.rhs);
+  for (const RootRewrite& rewrite : rule.rewrites) visit(*rewrite.value);
+}
+
 // How many alternative-free patterns `pattern` stands for: the product over `|`, op alternatives and `?`
 // (saturating at `limit + 1`).
 size_t count_alternatives(const Pattern& pattern, size_t limit);
