@@ -793,7 +793,7 @@ class RuleEmitter {
     std::string arguments = op + ", " +
                             (spreads ? node_vector(call.operands, operands)
                                      : "{" + fmt::format("{}", fmt::join(operands, ", ")) + "}");
-    if (spreads && call.op_is_var) {  // the span overload takes the attributes: the op's defaults
+    if (spreads && call.op_is_var && !call.attrs_from) {  // the span overload takes the attributes: the defaults
       arguments += ", dpl::OpRegistry::global().get(" + op + ").default_attrs()";
     } else if (spreads || !call.attrs.empty() || call.attrs_from) {
       arguments += ", " + attr_list(call);
@@ -870,9 +870,9 @@ class RuleEmitter {
   // list itself when none is given). A list of literals is a static local, built once: the rewriter compares it
   // with the lists the function holds instead of building and freeing one per rewrite.
   std::string attr_list(const CallExpr& call) {
-    const OpInfo& info = registry_.get(call.op.id);
     const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
-    if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
+    if (!source.empty() && call.attrs.empty()) return source + "->attrs()";  // an op variable's call: only so
+    const OpInfo& info = registry_.get(call.op.id);
     std::vector<std::string> values;
     for (size_t i = 0; i < info.attrs.size(); ++i) {
       const AttrSpec& spec = info.attrs[i];

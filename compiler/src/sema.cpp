@@ -106,6 +106,7 @@ struct Variable {
   bool list = false;                   // first bound inside a group root: one value per member outside it
   bool rest = false;                   // bound by `xs...`: a list of operands (or fields)
   std::optional<OpId> call_op;         // Value bound to a call of one op (`c: nn.conv2d(...)`): what `**c` copies
+  std::string call_op_var;             // Value bound to a call binding an op variable (`c: (op: a | b)(...)`)
 };
 
 // Ordered, so that warnings come out in name order, deterministically.
@@ -476,7 +477,14 @@ class Checker {
     const bool fresh = scope.count(name) == 0;
     bind_or_use(name, loc, std::move(variable), scope);
     check_pattern(pattern, scope);
-    if (auto it = scope.find(name); fresh && it != scope.end()) it->second.call_op = single_call_op(pattern);
+    auto it = scope.find(name);
+    if (!fresh || it == scope.end()) return;
+    it->second.call_op = single_call_op(pattern);
+    const Pattern* inner = &pattern;
+    while (const auto* bind = std::get_if<BindPattern>(&inner->node)) inner = bind->inner.get();
+    if (const auto* call = std::get_if<CallPattern>(&inner->node); call != nullptr && !call->optional) {
+      it->second.call_op_var = call->op_var;
+    }
   }
 
   // The op of every call `pattern` matches, when that is one op: `nn.conv2d(...)`, alternatives of such calls.
@@ -788,7 +796,10 @@ class Checker {
       const Variable* variable = use_variable(call.op.text, call.op.loc, VarKind::Op, scope);
       call.op_is_var = true;
       if (!call.attrs.empty()) {
-        diags_.error(call.attrs[0].loc, "a call of an op variable takes no attributes; it gets the op's defaults");
+        diags_.error(call.attrs[0].loc, call.attrs_from ? "a call of an op variable copies attributes whole ('**" +
+                                                             call.attrs_from->name + "'); it cannot replace one"
+                                                       : "a call of an op variable takes no attributes; it gets the "
+                                                         "op's defaults");
       }
       if (variable != nullptr && call.attrs.empty()) {
         for (OpId id : variable->ops) ops.push_back(OpName{call.op.text, call.op.loc, id});
@@ -817,29 +828,27 @@ class Checker {
   // `**c`: `c` is bound on the left to a call of the op being built, whose attributes the new call copies.
   void check_attrs_from(const CallExpr& call, const std::vector<OpName>& ops, Scope& scope) {
     const AttrSource& source = *call.attrs_from;
-    if (call.op_is_var) {
-      diags_.error(source.loc, "'**" + source.name + "' copies attributes into a call of a named op; a call of an op "
-                                                     "variable takes no attributes (it gets the op's defaults)");
-      return;
-    }
     const Variable* variable = use_variable(source.name, source.loc, VarKind::Value, scope);
-    if (variable == nullptr || ops.empty()) return;
-    const std::string op_name = registry_.get(ops[0].id).name;
+    // A call of an op variable copies from the call that bound the variable, whichever op it matched.
+    if (variable == nullptr || (!call.op_is_var && ops.empty())) return;
+    const std::string target = call.op_is_var ? "(" + call.op.text + ": ...)" : registry_.get(ops[0].id).name;
     std::string why;
     if (variable->list) {
       why = variable->rest ? "is a list (the operands " + source.name + "... matched)"
                            : "is a list (one value per member of a group)";
     } else if (variable->let) {
       why = "is bound by a let, not matched";
+    } else if (call.op_is_var) {
+      if (variable->call_op_var != call.op.text) why = "is not the call that bound op variable '" + call.op.text + "'";
     } else if (!variable->call_op) {
       why = "is not bound to a call of one op";
     } else if (*variable->call_op != ops[0].id) {
       why = "is bound to a call of " + registry_.get(*variable->call_op).name;
     }
     if (why.empty()) return;
-    Diagnostic& diag = diags_.error(source.loc, "'**" + source.name + "' copies the attributes of a matched " + op_name +
+    Diagnostic& diag = diags_.error(source.loc, "'**" + source.name + "' copies the attributes of a matched " + target +
                                                     " call, but '" + source.name + "' " + why + "; bind one on the "
-                                                    "left: " + source.name + ": " + op_name + "(...)");
+                                                    "left: " + source.name + ": " + target + "(...)");
     DiagnosticEngine::add_note(diag, variable->loc, "bound here");
   }
 
