@@ -871,7 +871,8 @@ class RuleEmitter {
   // with the lists the function holds instead of building and freeing one per rewrite.
   std::string attr_list(const CallExpr& call) {
     const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
-    if (!source.empty() && call.attrs.empty()) return source + "->attrs()";  // an op variable's call: only so
+    if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
+    if (call.op_is_var) return replaced_attrs(call, source);
     const OpInfo& info = registry_.get(call.op.id);
     std::vector<std::string> values;
     for (size_t i = 0; i < info.attrs.size(); ++i) {
@@ -895,6 +896,21 @@ class RuleEmitter {
       statement("static const dpl::AttrList " + it->second + initializer + ";");
     }
     return it->second;
+  }
+
+  // `op(x, **r, keepdims=False)`: r's list with the written attributes replaced, found by name in the op the
+  // variable holds when the rule fires (sema: every op it may hold has them, of one kind).
+  std::string replaced_attrs(const CallExpr& call, const std::string& source) {
+    needs_.vector = needs_.variant = needs_.utility = true;
+    const std::string list = names_.fresh(call.op.text + "_attrs");
+    const std::string info = names_.fresh(call.op.text + "_info");
+    statement("dpl::AttrList " + list + " = " + source + "->attrs();");
+    statement("const dpl::OpInfo& " + info + " = dpl::OpRegistry::global().get(" + bound_.at(call.op.text) + ");");
+    for (const ExprAttr& attr : call.attrs) {
+      statement(list + "[static_cast<size_t>(" + info + ".attr_index(" + string_literal(attr.name) + "))] = " +
+                attr_value(*attr.value, attr.kind) + ";");
+    }
+    return "std::move(" + list + ")";
   }
 
   // An attribute value of `kind` on the right: a literal, a capture copied whole, or a computed value.

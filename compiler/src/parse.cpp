@@ -1326,7 +1326,7 @@ class AstBuilder {
           seen_keyword = true;
           ExprPtr value = guard_expression(keyword->expr(), depth + 1);  // attribute values compute like guards
           if (value == nullptr) return nullptr;
-          call.attrs.push_back(ExprAttr{keyword->ident()->getText(), loc(keyword->ident()), std::move(value), -1});
+          call.attrs.push_back(ExprAttr{keyword->ident()->getText(), loc(keyword->ident()), std::move(value)});
         } else if (auto* copy = dynamic_cast<DplParser::AttrsArgumentContext*>(argument)) {
           seen_keyword = true;
           if (call.attrs_from) {

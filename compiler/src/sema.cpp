@@ -795,13 +795,15 @@ class Checker {
     if (var != scope.end()) {
       const Variable* variable = use_variable(call.op.text, call.op.loc, VarKind::Op, scope);
       call.op_is_var = true;
-      if (!call.attrs.empty()) {
-        diags_.error(call.attrs[0].loc, call.attrs_from ? "a call of an op variable copies attributes whole ('**" +
-                                                             call.attrs_from->name + "'); it cannot replace one"
-                                                       : "a call of an op variable takes no attributes; it gets the "
-                                                         "op's defaults");
+      // Its attributes: the op's defaults, or with `**r` those of the call that bound it, some replaced by name.
+      if (!call.attrs.empty() && !call.attrs_from) {
+        const ExprAttr& first = call.attrs[0];
+        diags_.error(first.loc, "a call of an op variable gets the op's defaults; to give attributes, copy those of "
+                                "the call that bound it and replace some: " + call.op.text + "(..., **r, " +
+                                    first.name + "=" + to_string(*first.value) + ") with r: (" + call.op.text +
+                                    ": ...)(...)");
       }
-      if (variable != nullptr && call.attrs.empty()) {
+      if (variable != nullptr && (call.attrs.empty() || call.attrs_from)) {
         for (OpId id : variable->ops) ops.push_back(OpName{call.op.text, call.op.loc, id});
       }
     } else if (resolve_op(call.op)) {
@@ -820,6 +822,7 @@ class Checker {
         continue;
       }
       std::optional<AttrKind> kind = ops.empty() ? std::nullopt : attribute_kind(ops, attr.name, attr.loc);
+      if (kind) attr.kind = *kind;
       check_attr_expr(*attr.value, kind, ops.empty() ? nullptr : &ops[0], attr, scope);
     }
     for (ExprPtr& operand : call.operands) check_value_expr(*operand, scope, /*list_operand=*/true, /*spread_ok=*/true);

@@ -233,7 +233,7 @@ struct ExprAttr {
   std::string name;
   SourceLoc loc;
   ExprPtr value;
-  int index = -1;  // sema: position in the op's attribute list
+  AttrKind kind = AttrKind::Int;  // sema: the attribute's kind (in a call of an op variable, every op's)
 };
 
 // `**c` among a right-hand-side call's arguments: the matched call whose attributes the new call copies.
