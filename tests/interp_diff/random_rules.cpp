@@ -97,8 +97,10 @@ class RuleWriter {
         std::string operand = pattern(depth - 1);
         if (random_.chance(0.5)) {
           text = "sum(" + operand + ", axis=[1], keepdims=True)";
-        } else {
-          text = "sum(" + operand + ", keepdims=_kd)";
+        } else {  // named, so that a right-hand side may copy its attributes (no draw of its own)
+          const std::string name = "_s" + std::to_string(counter_++);
+          sum_calls_.push_back(name);
+          text = name + ": sum(" + operand + ", keepdims=_kd)";
           keepdims_captured_ = true;
         }
         break;
@@ -239,8 +241,11 @@ class RuleWriter {
       }
       case 4:
         return "permute_dims(" + expr(depth - 1) + (axes_captured_ ? ", axes=_ax)" : ", axes=[1, 0])");
-      case 5:
-        return "sum(" + expr(depth - 1) + (keepdims_captured_ ? ", axis=[1], keepdims=_kd)" : ", axis=[0], keepdims=True)");
+      case 5: {
+        std::string operand = expr(depth - 1);
+        if (!sum_calls_.empty()) return "sum(" + operand + ", **" + sum_calls_.back() + ")";
+        return "sum(" + operand + (keepdims_captured_ ? ", axis=[1], keepdims=_kd)" : ", axis=[0], keepdims=True)");
+      }
       default:
         return "nn.relu(" + expr(depth - 1) + ")";
     }
@@ -250,6 +255,7 @@ class RuleWriter {
   std::vector<std::string> values_;
   std::vector<std::string> constants_;
   std::vector<std::string> lists_;  // bound by `_rN...`
+  std::vector<std::string> sum_calls_;  // bound by `_sN: sum(...)`, copied by `**_sN`
   std::string op_var_;
   bool axes_captured_ = false;
   bool keepdims_captured_ = false;

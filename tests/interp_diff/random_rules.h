@@ -22,9 +22,9 @@ class Random {
 
 // A .dpl file with one pass named `pass_name` of `num_rules` random rules over add, multiply, subtract, maximum,
 // nn.relu, exp, negative, permute_dims and sum: repeated variables, `_`, constants, commutative ops, op
-// alternatives and op variables, optional ops, attribute literals and captures, type patterns with dimension
-// variables, bound sub-patterns, guards and lets, variadic operands (`...`, `_r...` spread on the right) and
-// dominator patterns at the root. Every rule passes dplc's checks (candidates that do not are
+// alternatives and op variables, optional ops, attribute literals and captures, attributes copied (`**_s`), type
+// patterns with dimension variables, bound sub-patterns, guards and lets, variadic operands (`...`, `_r...` spread
+// on the right) and dominator patterns at the root. Every rule passes dplc's checks (candidates that do not are
 // drawn again).
 std::string random_rule_file(uint64_t seed, const std::string& pass_name, int num_rules);
 
