@@ -137,6 +137,18 @@ TEST(Verify, OptionalNumbersAreCheckedWithNumbers) {
       << r.messages;
 }
 
+// `**c` gives the new call the matched call's attributes: scaling after a convolution moves onto its weights, an
+// offset does not.
+TEST(Verify, CopiedAttributesAreBuiltAsTheMatchedCallHasThem) {
+  VerifyRun r = run(write_rules(
+      "copied.dpl",
+      "rule scale: multiply(c: nn.conv2d(x, w), s: const) where s.rank == 0 => nn.conv2d(x, multiply(w, s), **c);\n"
+      "rule offset: add(c: nn.conv2d(x, w), s: const) where s.rank == 0 => nn.conv2d(x, add(w, s), **c);\n"));
+  EXPECT_FALSE(r.result.ok);
+  EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Unsound})) << r.out << r.messages;
+  EXPECT_NE(r.messages.find("copied.dpl:2:6: error: rule offset is unsound"), std::string::npos) << r.messages;
+}
+
 // image.resize2d's size operand, left open by the pattern, is the image's extents doubled: nearest-neighbour
 // resizing commutes with relu, linear interpolation does not.
 TEST(Verify, ResizeRulesGetASizeAndRelusThroughLinearResizeAreCaught) {
