@@ -1001,7 +1001,7 @@ class RuleEmitter {
         const std::string type = real ? "double" : "int64_t";
         // An optional number read as a number: None declines the rule (checked once per alternative).
         if ((expr.attr_kind == AttrKind::OptInt || expr.attr_kind == AttrKind::OptFloat) &&
-            properties_.emplace("set " + var.name, local).second) {
+            properties_.emplace("present " + var.name, local).second) {
           check("!std::holds_alternative<" + type + ">(" + local + ")");
         }
         return "std::get<" + type + ">(" + local + ")";

@@ -1453,6 +1453,7 @@ class AstBuilder {
 
   // --- shared helpers ---
 
+  // The call's `**name` argument, if it has one.
   static DplParser::AttrsArgumentContext* attrs_argument(DplParser::CallExprContext* call) {
     if (call->arguments() == nullptr) return nullptr;
     for (DplParser::ArgumentContext* argument : call->arguments()->argument()) {

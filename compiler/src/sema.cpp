@@ -657,6 +657,7 @@ class Checker {
         } else if (scope.count(name) != 0 || it->second.kind == variable.kind) {
           it->second.uses = std::max(it->second.uses, variable.uses);
           if (it->second.call_op != variable.call_op) it->second.call_op.reset();  // calls of different ops
+          if (it->second.call_op_var != variable.call_op_var) it->second.call_op_var.clear();
         }
       }
     }
@@ -1278,8 +1279,6 @@ class Checker {
     return ExprType::Bool;
   }
 
-  // Equality is defined between like things; a dtype also compares with a string (an attribute holding a dtype
-  // name), and a whole attribute value with a literal or another capture.
   // `lo == 0` against a captured attribute compared whole (a float or None): the literal as the attribute would
   // store it (0.0, or the int never equals the double); a literal the attribute can never hold is an error.
   bool literal_fits_capture(const Expr& capture, Expr& other) {
@@ -1293,6 +1292,8 @@ class Checker {
     return false;
   }
 
+  // Equality is defined between like things; a dtype also compares with a string (an attribute holding a dtype
+  // name), and a whole attribute value with a literal or another capture.
   static bool comparable(const Expr& a, const Expr& b) {
     auto text = [](ExprType t) { return t == ExprType::DType || t == ExprType::String; };
     if (a.type == ExprType::Attr || b.type == ExprType::Attr) {
