@@ -872,8 +872,10 @@ class RuleEmitter {
   std::string attr_list(const CallExpr& call) {
     const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
     if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
-    if (call.op_is_var) return replaced_attrs(call, source);
-    const OpInfo& info = registry_.get(call.op.id);
+    std::optional<OpId> op = call.op.id;
+    if (call.op_is_var) op = fixed_op(call.op.text);
+    if (!op) return replaced_attrs(call, source);
+    const OpInfo& info = registry_.get(*op);
     std::vector<std::string> values;
     for (size_t i = 0; i < info.attrs.size(); ++i) {
       const AttrSpec& spec = info.attrs[i];
@@ -898,8 +900,21 @@ class RuleEmitter {
     return it->second;
   }
 
-  // `op(x, **r, keepdims=False)`: r's list with the written attributes replaced, found by name in the op the
-  // variable holds when the rule fires (sema: every op it may hold has them, of one kind).
+  // The op an op variable stands for in the alternative being emitted, when the alternative fixes it (the decision
+  // tree gives `(op: sum | max)(...)` one alternative per op); nullopt otherwise.
+  std::optional<OpId> fixed_op(const std::string& op_var) const {
+    std::optional<OpId> found;
+    std::function<void(const Pattern&)> visit = [&](const Pattern& pattern) {
+      const auto* call = std::get_if<CallPattern>(&pattern.node);
+      if (call != nullptr && call->op_var == op_var && call->ops.size() == 1 && !call->optional) found = call->ops[0].id;
+      for_each_sub_pattern(pattern, visit);
+    };
+    if (pattern_ != nullptr) visit(*pattern_);
+    return found;
+  }
+
+  // `op(x, **r, keepdims=False)` where the op is known only when the rule fires: r's list with the written
+  // attributes replaced, found by name in that op (sema: every op the variable may hold has them, of one kind).
   std::string replaced_attrs(const CallExpr& call, const std::string& source) {
     needs_.vector = needs_.variant = needs_.utility = true;
     const std::string list = names_.fresh(call.op.text + "_attrs");
