@@ -762,8 +762,8 @@ class InstanceBuilder {
         } else {
           options = {int64_t{1}, int64_t{0}, int64_t{2}, int64_t{-1}};
         }
-        std::rotate(options.begin(), options.begin() + static_cast<std::ptrdiff_t>((captured_numbers_.size() - 1) % options.size()),
-                    options.end());
+        const size_t first = (captured_numbers_.size() - 1) % options.size();
+        std::rotate(options.begin(), options.begin() + static_cast<std::ptrdiff_t>(first), options.end());
         chosen->second = pick(options);
       }
       attrs[slot] = chosen->second;
@@ -1096,12 +1096,10 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
 // rule declining.
 std::set<std::string> optional_numbers_read(const Rule& rule) {
   std::set<std::string> names;
+  // Sema sets attr_kind only on names of captured attributes.
   auto optional_number = [](const Expr& expr) {
-    const auto* var = std::get_if<VarExpr>(&expr.node);
     const bool optional = expr.attr_kind == AttrKind::OptInt || expr.attr_kind == AttrKind::OptFloat;
-    return var != nullptr && optional && (expr.type == ExprType::Number || expr.type == ExprType::Attr)
-               ? var
-               : nullptr;
+    return optional ? std::get_if<VarExpr>(&expr.node) : nullptr;
   };
   std::function<void(const Expr&)> visit = [&](const Expr& expr) {
     const VarExpr* var = optional_number(expr);
@@ -1123,10 +1121,11 @@ std::set<std::string> optional_numbers_read(const Rule& rule) {
 struct RuleAlternatives {
   std::vector<PatternPtr> patterns;
   std::vector<RootsAlternative> roots;
+  std::set<std::string> numbers;  // optional_numbers_read, the same for every alternative
   size_t size() const { return patterns.size() + roots.size(); }
   InstanceSpec spec(const Rule& rule, size_t index) const {
     InstanceSpec spec;
-    spec.numbers = optional_numbers_read(rule);
+    spec.numbers = numbers;
     if (rule.kind == Rule::Kind::MultiRoot) {
       spec.rule = &rule;
       spec.roots = &roots[index];
@@ -1139,6 +1138,7 @@ struct RuleAlternatives {
 
 RuleAlternatives rule_alternatives(const Rule& rule) {
   RuleAlternatives alternatives;
+  alternatives.numbers = optional_numbers_read(rule);
   if (rule.kind == Rule::Kind::MultiRoot) {
     alternatives.roots = expand_root_alternatives(rule);
   } else {
