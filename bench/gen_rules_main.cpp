@@ -10,7 +10,7 @@
 namespace {
 
 int usage() {
-  std::fputs("usage: dpl-bench-rules same-root|mixed COUNT OUTPUT.dpl\n", stderr);
+  std::fputs("usage: dpl-bench-rules same-root|diverse|mixed COUNT OUTPUT.dpl\n", stderr);
   return 2;
 }
 
@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   std::string text;
   if (kind == "same-root") {
     text = dpl::bench::same_root_rules(count);
+  } else if (kind == "diverse") {
+    text = dpl::bench::diverse_rules(count);
   } else if (kind == "mixed") {
     text = dpl::bench::mixed_rules(count);
   } else {

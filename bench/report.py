@@ -136,13 +136,14 @@ def build_table(runs, compile_info):
         ratio = pass_run["seconds"] / sweep_seconds if pass_run and not pass_run["error"] else None
         table.add("floor (read each op id)", size, sweep_seconds, None, run.get("ns_per_node"), ratio,
                   "ratio: transformer pass / floor")
-    # 3. rules on one root op: ratio = time over the 1-rule pass's.
-    points = series("rules/")
-    base = points[0][2]["seconds"] if points else None
-    for count, name, run in points:
-        table.add(f"{count} rules, same root op", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
-                  run.get("ns_per_node"), run["seconds"] / base if base else None,
-                  "ratio: time vs. 1 rule" if count == points[0][0] else "")
+    # 3. rules on one root op (sharing their structure, or only the root): ratio = time over the 1-rule pass's.
+    for prefix, label in (("rules/", "same root op"), ("rules_diverse/", "same root op, diverse operands")):
+        points = series(prefix)
+        base = points[0][2]["seconds"] if points else None
+        for count, name, run in points:
+            table.add(f"{count} rules, {label}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
+                      run.get("ns_per_node"), run["seconds"] / base if base else None,
+                      "ratio: time vs. 1 rule" if count == points[0][0] else "")
     # 4. cascade: the worklist and the re-scan baseline; ratio = re-scan time / worklist time.
     for name in sorted((n for n in runs if n.startswith("cascade/worklist/")), key=lambda n: (n.split("/")[2], size_of(n))):
         run = runs[name]
@@ -250,10 +251,11 @@ def target_lines(runs, compile_info):
     if len(flat) >= 2:
         spread = max(flat) / min(flat)
         lines.append(f"- per-node cost flat 10^3..10^6 (within 1.5x): {spread:.2f}x -> {verdict(spread <= 1.5)}")
-    one, many = runs.get("rules/1"), runs.get("rules/256")
-    if one and many and not one["error"] and not many["error"]:
-        r = many["seconds"] / one["seconds"]
-        lines.append(f"- 1 -> 256 rules on one root op <= 1.5x: {r:.2f}x -> {verdict(r <= 1.5)}")
+    for prefix, what in (("rules/", ""), ("rules_diverse/", ", operands diverse")):
+        one, many = runs.get(prefix + "1"), runs.get(prefix + "256")
+        if one and many and not one["error"] and not many["error"]:
+            r = many["seconds"] / one["seconds"]
+            lines.append(f"- 1 -> 256 rules on one root op{what} <= 1.5x: {r:.2f}x -> {verdict(r <= 1.5)}")
     for name in sorted(n for n in runs if n.startswith("cascade/rescan/") and n.endswith("/100000")):
         worklist = runs.get(name.replace("/rescan/", "/worklist/"))
         if worklist and not worklist["error"] and not runs[name]["error"]:
@@ -306,6 +308,8 @@ def interpreted_label(name):
     workload = name.split("/")[1]
     if workload == "rules":
         return f"{size_of(name)} rules, same root op"
+    if workload == "rules_diverse":
+        return f"{size_of(name)} rules, same root op, diverse operands"
     if workload == "cascade":
         return "cascade, " + name.split("/")[3].replace("_", " ")
     return workload

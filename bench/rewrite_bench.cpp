@@ -12,6 +12,10 @@
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
 #include "combine_qkv.dpl.h"
+#include "diverse_1.dpl.h"
+#include "diverse_16.dpl.h"
+#include "diverse_256.dpl.h"
+#include "diverse_64.dpl.h"
 #include "graphs.h"
 #include "interpreted.h"
 #include "measure.h"
@@ -88,17 +92,28 @@ void register_all(const BenchOptions& options) {
         ->Unit(benchmark::kMillisecond);
   }
 
-  // 3. 1, 16, 64, 256 rules rooted at `multiply` on one graph: all but one fail at their last check.
+  // 3. 1, 16, 64, 256 rules rooted at `multiply` on one graph: all but one fail at their last check. And as many
+  // rooted at `add` that share nothing but the root, each wanting another pair of operand ops (bench/rule_text.h,
+  // diverse_rules()): flat only if the tree switches on the operands' ops.
   const size_t rules_layers = transformer_layers_for_nodes(options.smoke ? 1000 : 100'000);
-  const std::vector<std::pair<size_t, const PassDef*>> rule_sets = {
-      {1, &dpl_bench::bench_rules_1_pass()},
-      {16, &dpl_bench::bench_rules_16_pass()},
-      {64, &dpl_bench::bench_rules_64_pass()},
-      {256, &dpl_bench::bench_rules_256_pass()},
+  struct RuleSet {
+    std::string_view series;
+    size_t count;
+    const PassDef* pass;
   };
-  for (const auto& [count, pass] : rule_sets) {
-    add_rewrite_benchmark(fmt::format("rules/{}", count), transformer_of(rules_layers), worklist_driver(*pass),
-                          rules_layers);
+  const RuleSet rule_sets[] = {
+      {"rules", 1, &dpl_bench::bench_rules_1_pass()},
+      {"rules", 16, &dpl_bench::bench_rules_16_pass()},
+      {"rules", 64, &dpl_bench::bench_rules_64_pass()},
+      {"rules", 256, &dpl_bench::bench_rules_256_pass()},
+      {"rules_diverse", 1, &dpl_bench::bench_diverse_1_pass()},
+      {"rules_diverse", 16, &dpl_bench::bench_diverse_16_pass()},
+      {"rules_diverse", 64, &dpl_bench::bench_diverse_64_pass()},
+      {"rules_diverse", 256, &dpl_bench::bench_diverse_256_pass()},
+  };
+  for (const RuleSet& set : rule_sets) {
+    add_rewrite_benchmark(fmt::format("{}/{}", set.series, set.count), transformer_of(rules_layers),
+                          worklist_driver(*set.pass), rules_layers);
   }
 
   // 4. Cascading rewrites: dpl's worklist against TVM's re-scan to a fixed point, same compiled matcher. The
@@ -168,6 +183,10 @@ void register_all(const BenchOptions& options) {
                               fmt::format("bench_rules_{}", count))),
                           rules_layers);
   }
+  add_rewrite_benchmark("interpreted/rules_diverse/256", transformer_of(rules_layers),
+                        worklist_driver(interpreted_pass(DPL_BENCH_GENERATED_RULES_DIR "/diverse_256.dpl",
+                                                         "bench_diverse_256")),
+                        rules_layers);
 
   // 11. Partitions (one composite function per block): the module grows by a function per rewrite, so naming
   // and finding functions must stay constant-time. Linear means flat ns per block.

@@ -11,6 +11,13 @@ namespace dpl::bench {
 // want other constants, so they fail at the last check; the last one (lowest priority) wants 0.125 and fires.
 std::string same_root_rules(size_t count);
 
+// `pass bench_diverse_<count>`: `count` rules rooted at `add` that differ in their operands' ops, which the
+// transformer graph never has (`add(exp(x), sigmoid(y))`, one pair of 24 ops each): the first count - 1 fail at
+// the operands' heads. The last one, `add(m: multiply(_, const(1.0)), const(0.0)) => m`, fires once per layer.
+// Unlike same_root_rules(), no check but the root's is shared by all: the decision tree must switch on the
+// operands' ops to stay flat.
+std::string diverse_rules(size_t count);
+
 // `pass bench_mixed_<count>`: `count` rules over six binary and eight unary elementwise ops in four shapes (a
 // unary operand, a nested binary op, a unary root, a repeated constant). Every rule has its own constant, so no
 // two rules can match the same node.

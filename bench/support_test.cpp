@@ -9,8 +9,10 @@
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
 #include "combine_qkv.dpl.h"
+#include "diverse_256.dpl.h"
 #include "dpl/compiler/compile.h"
 #include "dpl/ir/analysis.h"
+#include "dpl/ir/builder.h"
 #include "dpl/support/diagnostics.h"
 #include "dpl/text/tvmscript.h"
 #include "graphs.h"
@@ -152,6 +154,16 @@ compiler::CompileResult compile_text(const SourceFile& source, DiagnosticEngine&
   return compiler::compile(source, diags);
 }
 
+// On a three-layer transformer, the pass's last rule fires once per layer and no other rule fires.
+void expect_last_rule_fires_once_per_layer(const PassDef& pass) {
+  std::unique_ptr<Module> module = transformer(3);
+  PassResult run = run_pass(pass, main_function(*module));
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_EQ(run.stats.rewrites, 3u);
+  EXPECT_EQ(run.stats.fired.back(), 3u);
+  EXPECT_EQ(verify(*module), "");
+}
+
 TEST(RuleText, SameRootRulesCompileAndOnlyTheLastFires) {
   const std::string text = same_root_rules(16);
   const SourceFile source("same_root_16.dpl", text);
@@ -162,14 +174,47 @@ TEST(RuleText, SameRootRulesCompileAndOnlyTheLastFires) {
   ASSERT_EQ(result.ast->passes.size(), 1u);
   EXPECT_EQ(result.ast->passes[0].rules.size(), 16u);
 
-  const PassDef& pass = dpl_bench::bench_rules_16_pass();
-  ASSERT_EQ(pass.rules.size(), 16u);
-  std::unique_ptr<Module> module = transformer(3);
-  PassResult run = run_pass(pass, main_function(*module));
-  ASSERT_TRUE(run.ok()) << run.error;
-  EXPECT_EQ(run.stats.rewrites, 3u);
-  EXPECT_EQ(run.stats.fired.back(), 3u);
-  EXPECT_EQ(verify(*module), "");
+  ASSERT_EQ(dpl_bench::bench_rules_16_pass().rules.size(), 16u);
+  expect_last_rule_fires_once_per_layer(dpl_bench::bench_rules_16_pass());
+}
+
+TEST(RuleText, DiverseRulesSwitchOnTheOperandOpsInEitherOrder) {
+  const SourceFile source("diverse_256.dpl", diverse_rules(256));
+  DiagnosticEngine diags;
+  compiler::CompileResult result = compile_text(source, diags);
+  ASSERT_TRUE(result.ok) << diags.str();
+  EXPECT_TRUE(diags.diagnostics().empty()) << diags.str();
+  ASSERT_TRUE(result.cpp.has_value());
+  // One operand order for every rule, then a switch on each operand's op: no rule tried one after another.
+  const std::string& code = result.cpp->source;
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = code.find(needle); at != std::string::npos; at = code.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("head_key()"), 2u) << code;
+  EXPECT_EQ(count("switch (root->operand(order1)->op())"), 1u) << code;
+  EXPECT_GE(count("switch (root->operand(1 - order1)->op())"), 20u) << code;  // under most of the 23 cases
+
+  const PassDef& pass = dpl_bench::bench_diverse_256_pass();
+  ASSERT_EQ(pass.rules.size(), 256u);
+  expect_last_rule_fires_once_per_layer(pass);  // `hit`
+
+  // A miss fires where its pair of ops is, written either way round: add(exp, sigmoid) is miss_6.
+  auto pair_sums = synthetic([](Function& function) {
+    Builder b(function);
+    const Dim extent = Dim::fixed(4);
+    Node* x = b.param("x", Type::tensor(DType::Float32, std::span(&extent, 1)));
+    Node* ab = b.call("add", {b.call("exp", {x}), b.call("sigmoid", {x})});
+    Node* ba = b.call("add", {b.call("sigmoid", {x}), b.call("exp", {x})});
+    b.output(b.call("multiply", {ab, ba}));
+  })();
+  PassResult pairs = run_pass(pass, main_function(*pair_sums));
+  ASSERT_TRUE(pairs.ok()) << pairs.error;
+  EXPECT_EQ(pairs.stats.rewrites, 2u);
+  EXPECT_EQ(pairs.stats.fired[6], 2u) << pass.rules[6].name;
+  EXPECT_EQ(pass.rules[6].name, "miss_6");
+  EXPECT_EQ(verify(*pair_sums), "");
 }
 
 TEST(RuleText, ThousandMixedRulesCompileWithoutDiagnostics) {

@@ -41,32 +41,45 @@ std::string rule_names(const std::vector<const RuleLeaf*>& rules) {
                      names.size());
 }
 
-// One item of a node's children as printed: a single child, or a run of children that test the op of one
-// subject, each a different built-in op (printed as one switch).
+// One item of a node's children as printed: a single child, or children that test the op of one subject, each a
+// different built-in op (printed as one switch).
 struct ChildItem {
   std::vector<const DecisionNode*> nodes;
   bool is_switch() const { return nodes.size() > 1; }
 };
 
+// A run of consecutive children whose first steps check the head of one subject, each a different head, exclude
+// each other: no node passes two of them, so they may be tried in any order. Those that test a built-in op become
+// one switch, tried first; the others (a kind, an op declared in the .dpl file) follow one by one.
 std::vector<ChildItem> child_items(const std::vector<std::unique_ptr<DecisionNode>>& children) {
-  std::vector<ChildItem> items;
-  auto case_of = [](const DecisionNode* node) -> const MatchStep* {
-    return node->step != nullptr && node->step->is_head_check() && !node->step->case_label.empty() ? node->step
-                                                                                                   : nullptr;
+  auto head_step = [](const DecisionNode* node) -> const MatchStep* {
+    return node->step != nullptr && node->step->is_head_check() ? node->step : nullptr;
   };
-  std::set<std::string> labels;  // of the run being built
-  for (const auto& child : children) {
-    const MatchStep* step = case_of(child.get());
-    const MatchStep* previous = items.empty() ? nullptr : case_of(items.back().nodes.back());
-    if (step != nullptr && previous != nullptr && step->subject == previous->subject &&
-        labels.count(step->case_label) == 0) {
-      items.back().nodes.push_back(child.get());
-      labels.insert(step->case_label);
-      continue;
+  std::vector<ChildItem> items;
+  for (size_t begin = 0; begin < children.size();) {
+    const MatchStep* first = head_step(children[begin].get());
+    size_t end = begin + 1;
+    if (first != nullptr) {
+      std::set<std::string> heads = {first->head};
+      while (end < children.size()) {
+        const MatchStep* step = head_step(children[end].get());
+        if (step == nullptr || step->subject != first->subject || !heads.insert(step->head).second) break;
+        ++end;
+      }
     }
-    items.push_back(ChildItem{{child.get()}});
-    labels.clear();
-    if (step != nullptr) labels.insert(step->case_label);
+    ChildItem cases;
+    std::vector<ChildItem> others;
+    for (size_t i = begin; i < end; ++i) {
+      const DecisionNode* node = children[i].get();
+      if (first != nullptr && !node->step->case_label.empty()) {
+        cases.nodes.push_back(node);
+      } else {
+        others.push_back(ChildItem{{node}});
+      }
+    }
+    if (!cases.nodes.empty()) items.push_back(std::move(cases));
+    items.insert(items.end(), others.begin(), others.end());
+    begin = end;
   }
   return items;
 }

@@ -13,6 +13,7 @@
 
 #include "dpl/compiler/decision_tree.h"
 #include "dpl/compiler/match_order.h"
+#include "dpl/ir/graph.h"
 #include "dpl/ir/opaque_ops.h"
 
 namespace dpl::compiler {
@@ -222,6 +223,9 @@ struct Head {
   std::string constant;    // "dpl::op::matmul", "dpl::NodeKind::Constant"
   std::string case_label;  // a built-in op's constant, usable as a case label
   bool is_op = false;
+  // Node::head_key() of the nodes it holds, where known when dplc runs (not for an op declared in the .dpl file,
+  // numbered when the pass registers it).
+  std::optional<uint32_t> key;
   std::string holds(const std::string& node) const {
     return is_op ? node + "->is_call_of(" + constant + ")" : node + "->kind() == " + constant;
   }
@@ -240,6 +244,11 @@ class RuleEmitter {
     count_mentions(pattern, pattern_mentions_);
     count_rule_mentions(rule);
   }
+
+  // Whether a commutative call whose operand patterns have different heads takes its operands in the order of
+  // their heads (Node::head_key()), the same for every rule of the group: set where the group has rules to share
+  // it with (one rule alone tests the head it wants, one check fewer).
+  void order_operands_by_head(bool enabled) { order_by_head_ = enabled; }
 
   // The matching steps, then the tail: `once`, the aliases of the variables the rest reads, the guard, the
   // right-hand side and the final action.
@@ -428,10 +437,18 @@ class RuleEmitter {
                       },
                       pattern.node);
   }
-  static Head kind_head(const std::string& kind) { return Head{"dpl::NodeKind::" + kind, "", false}; }
+  static Head kind_head(const std::string& kind) {
+    static const std::map<std::string, dpl::NodeKind> kinds = {{"Param", dpl::NodeKind::Param},
+                                                          {"Constant", dpl::NodeKind::Constant},
+                                                          {"FuncCall", dpl::NodeKind::FuncCall},
+                                                          {"TupleItem", dpl::NodeKind::TupleItem},
+                                                          {"Tuple", dpl::NodeKind::Tuple}};
+    return Head{"dpl::NodeKind::" + kind, "", false, dpl::Node::kind_head_key(kinds.at(kind))};
+  }
   static std::optional<Head> head_of_call(const OpInfo& info) {
     bool builtin = info.id < std::size(kBuiltinOpIdents);
-    return Head{op_constant(info), builtin ? op_constant(info) : "", true};
+    return Head{op_constant(info), builtin ? op_constant(info) : "", true,
+                builtin ? std::optional<uint32_t>(info.id) : std::nullopt};
   }
 
   void match(const Pattern& pattern, const std::string& subject, bool op_known) {
@@ -593,8 +610,26 @@ class RuleEmitter {
     const std::string subjects[2] = {node + "->operand(" + order_var + ")", node + "->operand(1 - " + order_var + ")"};
     std::optional<Head> heads[2] = {head_of(*call.operands[0]), head_of(*call.operands[1])};
     if (heads[0] && heads[1] && heads[0]->constant != heads[1]->constant) {
-      // The operand pattern with the smaller head is looked for first, so that rules written either way round
-      // test the same thing.
+      if (order_by_head_ && heads[0]->key && heads[1]->key) {
+        // The operand with the smaller head first (Node::head_key()): every such rule on this node defines the
+        // order alike, so the decision tree shares it and switches on the op of each operand in turn, however
+        // many pairs of heads the rules want.
+        const size_t first = *heads[1]->key < *heads[0]->key ? 1 : 0;
+        define("const int " + order_var + " = " + node + "->operand(0)->head_key() <= " + node +
+                   "->operand(1)->head_key() ? 0 : 1;",
+               order_var);
+        // At the root, the smaller head is checked first, whichever way round the rule was written (the rules of
+        // the group switch on its op), unless only the other operand's pattern is free of operand-order loops
+        // (those come last). Deeper, the cheaper operand stays first (MatchOrder::operand_order()).
+        if (node == "root" &&
+            order_.has_choice(*call.operands[first]) == order_.has_choice(*call.operands[1 - first])) {
+          order = {first, 1 - first};
+        }
+        for (size_t i : order) match(*call.operands[i], subjects[i == first ? 0 : 1], false);
+        return;
+      }
+      // An op declared in the .dpl file has no number yet: the order is chosen by the head of the operand pattern
+      // whose constant sorts first, so that rules written either way round test the same thing.
       size_t first = heads[1]->constant < heads[0]->constant ? 1 : 0;
       define("const int " + order_var + " = " + heads[first]->holds(node + "->operand(0)") + " ? 0 : 1;", order_var);
       for (size_t i : order) match(*call.operands[i], subjects[i == first ? 0 : 1], false);
@@ -1276,6 +1311,7 @@ class RuleEmitter {
   Mentions pattern_mentions_;  // in the pattern only
   Mentions mentions_;          // in the pattern and the right-hand side
   MatchOrder order_{registry_, pattern_mentions_};
+  bool order_by_head_ = false;  // order_operands_by_head()
   NameTable names_;
   std::map<std::string, std::string> bound_;  // variable -> C++ local
   std::map<std::string, std::string> attr_constants_;  // a constant attribute list's initializer -> its static
@@ -1883,13 +1919,16 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
   const bool any_once = has([](const Alternative& a) { return a.rule->options.once; });
   for (PassTrees::Group& group : trees.groups) {
     GroupNames group_names;
+    auto fits = [&](const Alternative& alternative) {
+      return alternative.any_node ||
+             (group.kind == PassTrees::Group::Kind::Op && !alternative.composite_root && !alternative.item_root &&
+              alternative.root_op == group.op) ||
+             (group.kind == PassTrees::Group::Kind::Composite && alternative.composite_root) ||
+             (group.kind == PassTrees::Group::Kind::TupleItem && alternative.item_root);
+    };
+    const bool shared = std::count_if(alternatives.begin(), alternatives.end(), fits) > 1;
     for (const Alternative& alternative : alternatives) {
-      bool fits = alternative.any_node ||
-                  (group.kind == PassTrees::Group::Kind::Op && !alternative.composite_root &&
-                   !alternative.item_root && alternative.root_op == group.op) ||
-                  (group.kind == PassTrees::Group::Kind::Composite && alternative.composite_root) ||
-                  (group.kind == PassTrees::Group::Kind::TupleItem && alternative.item_root);
-      if (!fits) continue;
+      if (!fits(alternative)) continue;
       std::vector<MatchStep> prefix;
       RuleLeaf leaf;
       leaf.rule_index = alternative.rule_index;
@@ -1900,8 +1939,9 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
         if (once) leaf.tail.emplace_back(MatchStep::Kind::Check, "rewriter.created_in_run(root)");
         leaf.tail.emplace_back(MatchStep::Kind::Action, alternative.function + "(rewriter, root)");
       } else {
-        RuleEmitter(registry, *alternative.pattern, *alternative.rule, needs, group_names)
-            .build_steps(prefix, leaf.tail, once, !any_once);
+        RuleEmitter emitter(registry, *alternative.pattern, *alternative.rule, needs, group_names);
+        emitter.order_operands_by_head(shared);
+        emitter.build_steps(prefix, leaf.tail, once, !any_once);
       }
       group.tree.add(std::move(prefix), std::move(leaf));
       group.members.push_back(&alternative);

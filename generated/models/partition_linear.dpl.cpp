@@ -72,13 +72,13 @@ int match_models_partition_linear_matmul(dpl::Rewriter& rewriter, dpl::Node* roo
     // matmul(multiply(nn.silu(matmul(x, permute_dims(gate, axes=[1, 0]))), matmul(x, permute_dims(up, axes=[1, 0]))), permute_dims(down, axes=[1, 0])) where gate.rank == 2 && up.rank == 2 && down.rank == 2
     if (!root->operand(0)->is_call_of(dpl::op::multiply)) break;
     dpl::Node* multiply1 = root->operand(0);
-    const int order1 = multiply1->operand(0)->is_call_of(dpl::op::matmul) ? 0 : 1;
-    if (!multiply1->operand(order1)->is_call_of(dpl::op::matmul)) break;
-    dpl::Node* matmul1 = multiply1->operand(order1);
+    const int order1 = multiply1->operand(0)->head_key() <= multiply1->operand(1)->head_key() ? 0 : 1;
+    if (!multiply1->operand(1 - order1)->is_call_of(dpl::op::matmul)) break;
+    dpl::Node* matmul1 = multiply1->operand(1 - order1);
     if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) break;
     dpl::Node* permute_dims2 = matmul1->operand(1);
-    if (!multiply1->operand(1 - order1)->is_call_of(dpl::op::nn_silu)) break;
-    dpl::Node* nn_silu1 = multiply1->operand(1 - order1);
+    if (!multiply1->operand(order1)->is_call_of(dpl::op::nn_silu)) break;
+    dpl::Node* nn_silu1 = multiply1->operand(order1);
     if (!nn_silu1->operand(0)->is_call_of(dpl::op::matmul)) break;
     dpl::Node* matmul2 = nn_silu1->operand(0);
     if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) break;

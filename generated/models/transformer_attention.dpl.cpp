@@ -38,11 +38,11 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           for (int order1 = 0; order1 < 2; ++order1) {
             if (!add1->operand(order1)->is_call_of(dpl::op::multiply)) continue;
             dpl::Node* multiply1 = add1->operand(order1);
-            const int order2 = multiply1->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
-            if (multiply1->operand(order2)->kind() != dpl::NodeKind::Constant) continue;
-            dpl::Node* constant1 = multiply1->operand(order2);
-            if (!multiply1->operand(1 - order2)->is_call_of(dpl::op::matmul)) continue;
-            dpl::Node* matmul2 = multiply1->operand(1 - order2);
+            const int order2 = multiply1->operand(0)->head_key() <= multiply1->operand(1)->head_key() ? 0 : 1;
+            if (multiply1->operand(1 - order2)->kind() != dpl::NodeKind::Constant) continue;
+            dpl::Node* constant1 = multiply1->operand(1 - order2);
+            if (!multiply1->operand(order2)->is_call_of(dpl::op::matmul)) continue;
+            dpl::Node* matmul2 = multiply1->operand(order2);
             if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) continue;
             dpl::Node* permute_dims1 = matmul2->operand(1);
             static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
@@ -73,11 +73,11 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           // rule attention_without_mask (transformer_attention.dpl:39)
           // permute_dims(matmul(nn.softmax(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), scale=s.value)
           dpl::Node* multiply2 = nn_softmax1->operand(0);
-          const int order3 = multiply2->operand(0)->kind() == dpl::NodeKind::Constant ? 0 : 1;
-          if (multiply2->operand(order3)->kind() != dpl::NodeKind::Constant) break;
-          dpl::Node* constant2 = multiply2->operand(order3);
-          if (!multiply2->operand(1 - order3)->is_call_of(dpl::op::matmul)) break;
-          dpl::Node* matmul3 = multiply2->operand(1 - order3);
+          const int order3 = multiply2->operand(0)->head_key() <= multiply2->operand(1)->head_key() ? 0 : 1;
+          if (multiply2->operand(1 - order3)->kind() != dpl::NodeKind::Constant) break;
+          dpl::Node* constant2 = multiply2->operand(1 - order3);
+          if (!multiply2->operand(order3)->is_call_of(dpl::op::matmul)) break;
+          dpl::Node* matmul3 = multiply2->operand(order3);
           if (!matmul3->operand(1)->is_call_of(dpl::op::permute_dims)) break;
           dpl::Node* permute_dims2 = matmul3->operand(1);
           static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};

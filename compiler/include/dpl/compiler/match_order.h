@@ -32,10 +32,11 @@ class MatchOrder {
   // those, smaller patterns first: a constant or a repeated name is checked before a deep sub-pattern is walked,
   // which is where most candidates fail. (Which operand is matched first does not change what matches.)
   std::vector<size_t> operand_order(const CallPattern& call) const;
+  // Whether matching `pattern` opens an operand-order loop somewhere.
+  bool has_choice(const Pattern& pattern) const;
 
  private:
   bool unconstrained(const Pattern& pattern) const;
-  bool has_choice(const Pattern& pattern) const;
 
   const OpRegistry& registry_;
   const Mentions& pattern_mentions_;

@@ -84,6 +84,11 @@ class alignas(64) Node {
   bool is_call() const { return kind_ == NodeKind::Call; }
   bool is_call_of(OpId op) const { return kind_ == NodeKind::Call && op_ == op; }
   OpId op() const { return op_; }  // Call only
+  // The node's head as one number: a call's op, or past every op id, its kind. Generated matchers try a
+  // commutative call whose operand patterns have different heads in the one order that can match: the operand
+  // with the smaller head first (dplc numbers the patterns' heads the same way).
+  uint32_t head_key() const { return kind_ == NodeKind::Call ? uint32_t{op_} : kind_head_key(kind_); }
+  static constexpr uint32_t kind_head_key(NodeKind kind) { return 0x10000u + static_cast<uint32_t>(kind); }
   TypeRef type() const { return type_; }
   uint32_t id() const { return id_; }  // unique within its function, in creation order
 
