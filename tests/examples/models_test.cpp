@@ -18,6 +18,7 @@
 #include "many_rules.dpl.h"
 #include "partition_linear.dpl.h"
 #include "partition_resnet.dpl.h"
+#include "pool_before_relu.dpl.h"
 #include "rms_norm.dpl.h"
 #include "simplify.dpl.h"
 #include "transformer_attention.dpl.h"
@@ -375,6 +376,36 @@ TEST(ResNet50FoldBatchNorm, EveryBatchNormFoldsIntoItsConvolution) {
 }
 
 TEST(ModelNumerics, ResNet50BatchNormsFolded) { expect_resnet_numerics_kept_by(fold_resnet_batch_norms); }
+
+// --- ResNet-50's stem pools before its relu (examples/models/pool_before_relu.dpl)
+//
+// The model's one max pool reads the stem's relu, which nothing else reads: 1 rewrite. The relu then reads the
+// pool (a quarter of the elements), and a second run finds nothing.
+void pool_resnet_before_relu(Module& module) {
+  EXPECT_EQ(fired_by_rule(run_verified(dpl_passes::models_pool_before_relu_pass(), module)),
+            (Fired{{"pool_before_relu", 1}}));
+}
+
+TEST(ResNet50PoolBeforeRelu, TheStemPoolsFirst) {
+  Loaded resnet = load_file(kModelDir + "resnet50.relax");
+  ASSERT_TRUE(resnet);
+  pool_resnet_before_relu(*resnet.module);
+  const Function* main = main_function(*resnet.module);
+  ASSERT_NE(main, nullptr);
+  size_t pools = 0;
+  for (const Node* node : main->nodes()) {
+    if (node->is_dead() || !node->is_call_of(op::nn_max_pool2d)) continue;
+    ++pools;
+    EXPECT_FALSE(node->operand(0)->is_call_of(op::nn_relu));
+    ASSERT_EQ(node->num_users(), 1u);
+    EXPECT_TRUE(node->users()[0]->is_call_of(op::nn_relu));
+  }
+  EXPECT_EQ(pools, 1u);
+  EXPECT_TRUE(verifies_and_rereads(*resnet.module));
+  EXPECT_EQ(run_verified(dpl_passes::models_pool_before_relu_pass(), *resnet.module).rewrites, 0u);
+}
+
+TEST(ModelNumerics, ResNet50PoolBeforeRelu) { expect_resnet_numerics_kept_by(pool_resnet_before_relu); }
 
 // --- the linear layers carved into composite functions (examples/models/partition_linear.dpl)
 //
