@@ -361,18 +361,27 @@ void fold_resnet_batch_norms(Module& module) {
             (Fired{{"fold_conv_batch_norm", 53}}));
 }
 
-TEST(ResNet50FoldBatchNorm, EveryBatchNormFoldsIntoItsConvolution) {
+// ResNet-50 rewritten by `rewrite` (which runs `pass`) has a `main` that passes `check`, verifies, reads back,
+// and gives `pass` nothing more to do.
+void expect_resnet_rewritten(void (*rewrite)(Module&), const PassDef& pass, void (*check)(const Function& main)) {
   Loaded resnet = load_file(kModelDir + "resnet50.relax");
   ASSERT_TRUE(resnet);
-  fold_resnet_batch_norms(*resnet.module);
+  rewrite(*resnet.module);
   const Function* main = main_function(*resnet.module);
   ASSERT_NE(main, nullptr);
-  EXPECT_EQ(count_calls(*main, op::nn_batch_norm), 0u);
-  EXPECT_EQ(count_calls(*main, op::nn_conv2d), 53u);
-  EXPECT_EQ(count_calls(*main, op::rsqrt), 53u);
-  for (const Node* node : main->nodes()) EXPECT_NE(node->kind(), NodeKind::TupleItem);
+  check(*main);
   EXPECT_TRUE(verifies_and_rereads(*resnet.module));
-  EXPECT_EQ(run_verified(dpl_passes::models_fold_batch_norm_pass(), *resnet.module).rewrites, 0u);
+  EXPECT_EQ(run_verified(pass, *resnet.module).rewrites, 0u);
+}
+
+TEST(ResNet50FoldBatchNorm, EveryBatchNormFoldsIntoItsConvolution) {
+  expect_resnet_rewritten(fold_resnet_batch_norms, dpl_passes::models_fold_batch_norm_pass(),
+                          [](const Function& main) {
+                            EXPECT_EQ(count_calls(main, op::nn_batch_norm), 0u);
+                            EXPECT_EQ(count_calls(main, op::nn_conv2d), 53u);
+                            EXPECT_EQ(count_calls(main, op::rsqrt), 53u);
+                            for (const Node* node : main.nodes()) EXPECT_NE(node->kind(), NodeKind::TupleItem);
+                          });
 }
 
 TEST(ModelNumerics, ResNet50BatchNormsFolded) { expect_resnet_numerics_kept_by(fold_resnet_batch_norms); }
@@ -387,22 +396,18 @@ void pool_resnet_before_relu(Module& module) {
 }
 
 TEST(ResNet50PoolBeforeRelu, TheStemPoolsFirst) {
-  Loaded resnet = load_file(kModelDir + "resnet50.relax");
-  ASSERT_TRUE(resnet);
-  pool_resnet_before_relu(*resnet.module);
-  const Function* main = main_function(*resnet.module);
-  ASSERT_NE(main, nullptr);
-  size_t pools = 0;
-  for (const Node* node : main->nodes()) {
-    if (node->is_dead() || !node->is_call_of(op::nn_max_pool2d)) continue;
-    ++pools;
-    EXPECT_FALSE(node->operand(0)->is_call_of(op::nn_relu));
-    ASSERT_EQ(node->num_users(), 1u);
-    EXPECT_TRUE(node->users()[0]->is_call_of(op::nn_relu));
-  }
-  EXPECT_EQ(pools, 1u);
-  EXPECT_TRUE(verifies_and_rereads(*resnet.module));
-  EXPECT_EQ(run_verified(dpl_passes::models_pool_before_relu_pass(), *resnet.module).rewrites, 0u);
+  expect_resnet_rewritten(pool_resnet_before_relu, dpl_passes::models_pool_before_relu_pass(),
+                          [](const Function& main) {
+                            size_t pools = 0;
+                            for (const Node* node : main.nodes()) {
+                              if (node->is_dead() || !node->is_call_of(op::nn_max_pool2d)) continue;
+                              ++pools;
+                              EXPECT_FALSE(node->operand(0)->is_call_of(op::nn_relu));
+                              ASSERT_EQ(node->num_users(), 1u);
+                              EXPECT_TRUE(node->users()[0]->is_call_of(op::nn_relu));
+                            }
+                            EXPECT_EQ(pools, 1u);
+                          });
 }
 
 TEST(ModelNumerics, ResNet50PoolBeforeRelu) { expect_resnet_numerics_kept_by(pool_resnet_before_relu); }
