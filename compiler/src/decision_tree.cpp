@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 namespace dpl::compiler {
@@ -312,6 +313,28 @@ void place_checks(std::vector<MatchStep>& steps) {
 
 }  // namespace
 
+bool heads_exclude(const OperandHeads& a, const OperandHeads& b) {
+  if (!a.known || !b.known || a.heads.size() != b.heads.size() || a.commutative != b.commutative) return false;
+  if (!a.commutative) {
+    for (size_t i = 0; i < a.heads.size(); ++i) {
+      if (!a.heads[i].empty() && !b.heads[i].empty() && a.heads[i] != b.heads[i]) return true;
+    }
+    return false;
+  }
+  // Two operands in either order: a node satisfies both if the heads they name fit in two operands together.
+  std::map<std::string, size_t> needed;
+  for (const OperandHeads* side : {&a, &b}) {
+    std::map<std::string, size_t> own;
+    for (const std::string& head : side->heads) {
+      if (!head.empty()) ++own[head];
+    }
+    for (const auto& [head, count] : own) needed[head] = std::max(needed[head], count);
+  }
+  size_t total = 0;
+  for (const auto& entry : needed) total += entry.second;
+  return total > a.heads.size();
+}
+
 void DecisionTree::add(std::vector<MatchStep> prefix, RuleLeaf rule) {
   rule.position = leaves_.size();
   leaves_.push_back(std::make_unique<RuleLeaf>(std::move(rule)));
@@ -327,17 +350,23 @@ void DecisionTree::add(std::vector<MatchStep> prefix, RuleLeaf rule) {
     DecisionNode* next = nullptr;
     for (auto child = node->children.rbegin(); child != node->children.rend() && here != movable_end; ++child) {
       const MatchStep* other = (*child)->step;
-      if (other == nullptr) break;
-      if (auto same = find([&](const MatchStep& step) { return step == *other; }); same != movable_end) {
-        std::rotate(here, same, same + 1);
-        next = child->get();
-        break;
+      if (other != nullptr) {
+        if (auto same = find([&](const MatchStep& step) { return step == *other; }); same != movable_end) {
+          std::rotate(here, same, same + 1);
+          next = child->get();
+          break;
+        }
       }
-      // Another head on the same subject: this alternative and the child's rules exclude each other.
-      bool excludes = other->is_head_check() && find([&](const MatchStep& step) {
-                                                  return step.is_head_check() && step.subject == other->subject &&
-                                                         step.head != other->head;
-                                                }) != movable_end;
+      // Another head on the same subject, or other heads of the root's operands: this alternative and the
+      // child's rules exclude each other.
+      const bool excludes =
+          (other != nullptr && other->is_head_check() &&
+           find([&](const MatchStep& step) {
+             return step.is_head_check() && step.subject == other->subject && step.head != other->head;
+           }) != movable_end) ||
+          std::all_of((*child)->rules.begin(), (*child)->rules.end(), [&](const RuleLeaf* other_rule) {
+            return heads_exclude(other_rule->root_heads, leaf->root_heads);
+          });
       if (!excludes) break;
     }
     if (next == nullptr) {

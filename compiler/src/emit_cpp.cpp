@@ -245,6 +245,23 @@ class RuleEmitter {
     count_rule_mentions(rule);
   }
 
+  // The heads the root's operand patterns require (RuleLeaf::root_heads): unknown for a composite call, a
+  // variadic one, or a root that is not a call.
+  OperandHeads root_heads() const {
+    OperandHeads heads;
+    const Pattern* top = pattern_;
+    while (const auto* bind = std::get_if<BindPattern>(&top->node)) top = bind->inner.get();
+    const auto* call = std::get_if<CallPattern>(&top->node);
+    if (call == nullptr || call->composite || call->rest) return heads;
+    heads.known = true;
+    heads.commutative = call->operands.size() == 2 && registry_.get(call->ops[0].id).has(kCommutative);
+    for (const PatternPtr& operand : call->operands) {
+      const std::optional<Head> head = head_of(*operand);
+      heads.heads.push_back(head ? head->constant : "");
+    }
+    return heads;
+  }
+
   // Whether a commutative call whose operand patterns have different heads takes its operands in the order of
   // their heads (Node::head_key()), the same for every rule of the group: set where the group has rules to share
   // it with (one rule alone tests the head it wants, one check fewer).
@@ -1942,6 +1959,7 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
         RuleEmitter emitter(registry, *alternative.pattern, *alternative.rule, needs, group_names);
         emitter.order_operands_by_head(shared);
         emitter.build_steps(prefix, leaf.tail, once, !any_once);
+        leaf.root_heads = emitter.root_heads();
       }
       group.tree.add(std::move(prefix), std::move(leaf));
       group.members.push_back(&alternative);

@@ -61,12 +61,23 @@ struct MatchStep {
 
 // What a rule alternative does once its matching steps have passed: its comment, its own statements (aliases,
 // guard, right-hand side) and the index of the rule the pass matcher returns when it fires.
+// The heads a rule requires of its root's operands, where the emitter knows them: an op or node kind per operand
+// ("" for an operand it does not constrain); for a commutative root, in either order.
+struct OperandHeads {
+  bool known = false;
+  bool commutative = false;
+  std::vector<std::string> heads;
+};
+// Whether no node can have operands with the heads both require (a node's operand has one head).
+bool heads_exclude(const OperandHeads& a, const OperandHeads& b);
+
 struct RuleLeaf {
   size_t rule_index = 0;
   size_t position = 0;  // the order in which it was added to its tree
   std::string rule_name;
   std::vector<std::string> comment;  // lines, each without the leading `// `
   std::vector<MatchStep> tail;       // ends with the Action
+  OperandHeads root_heads;           // lets the rule pass over earlier rules it excludes (DecisionTree::add)
 };
 
 struct DecisionNode {
@@ -82,7 +93,8 @@ void drop_unread_definitions(std::vector<MatchStep>& prefix, std::vector<MatchSt
 // The ordered trie of one dispatch group (the alternatives of one root op). Alternatives are added in rule order;
 // one shares a prefix with the last child at each level only, so the order in which rules are tried is kept.
 // A child whose first step is a head check may be passed over by an alternative with another head on the same
-// subject (no node matches both, so their order does not matter). Loop steps are never shared: sharing a loop
+// subject, and a child whose rules all require other heads of the root's operands (heads_exclude()) by any
+// alternative: no node matches both, so their order does not matter. Loop steps are never shared: sharing a loop
 // would interleave rules across operand orders. The matching steps are free of side effects, so an alternative's
 // steps before its first loop may run in another order: value checks after the structure (MatchStep::Placement),
 // and a step the last child starts with first, when the alternative has it too (a step some rule runs right after
