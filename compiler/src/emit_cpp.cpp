@@ -243,6 +243,7 @@ class RuleEmitter {
         partition_(rule.kind == Rule::Kind::Partition ? &rule.name : nullptr), needs_(needs), group_(&group) {
     count_mentions(pattern, pattern_mentions_);
     count_rule_mentions(rule);
+    collect_bound_patterns(pattern);
   }
 
   // The heads the root's operand patterns require (RuleLeaf::root_heads): unknown for a composite call, a
@@ -438,10 +439,16 @@ class RuleEmitter {
     return name;
   }
 
-  // The head a pattern requires, if any.
-  std::optional<Head> head_of(const Pattern& pattern) const {
+  // The head a pattern requires, if any; a repeated name has the head of the pattern that binds it
+  // (`add(add(x, c: const), c)`: both operands have one).
+  std::optional<Head> head_of(const Pattern& pattern, bool through_names = true) const {
     return std::visit(Overloaded{
-                          [&](const BindPattern& p) { return head_of(*p.inner); },
+                          [&](const BindPattern& p) { return head_of(*p.inner, through_names); },
+                          [&](const VarPattern& p) -> std::optional<Head> {
+                            const auto it = bound_patterns_.find(p.name);
+                            if (!through_names || it == bound_patterns_.end()) return std::nullopt;
+                            return head_of(*it->second, false);
+                          },
                           [&](const CallPattern& p) -> std::optional<Head> {
                             if (p.composite) return kind_head("FuncCall");
                             return head_of_call(registry_.get(p.ops[0].id));
@@ -1327,6 +1334,13 @@ class RuleEmitter {
   Needs& needs_;
   Mentions pattern_mentions_;  // in the pattern only
   Mentions mentions_;          // in the pattern and the right-hand side
+  // The alternative's `name: pattern` bindings (head_of() of a repeated name); none for a multi-root rule.
+  void collect_bound_patterns(const Pattern& pattern) {
+    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) bound_patterns_.emplace(bind->name, bind->inner.get());
+    for_each_sub_pattern(pattern, [&](const Pattern& inner) { collect_bound_patterns(inner); });
+  }
+  std::map<std::string, const Pattern*> bound_patterns_;
+
   MatchOrder order_{registry_, pattern_mentions_};
   bool order_by_head_ = false;  // order_operands_by_head()
   NameTable names_;

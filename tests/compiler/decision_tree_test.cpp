@@ -62,6 +62,17 @@ TEST(DecisionTree, RulesOfOneCommutativeRootSwitchOnTheOperandOpsWhicheverWayThe
   EXPECT_EQ(count(code, "case dpl::op::exp:"), 1u) << code;  // a and b under one case
 }
 
+TEST(DecisionTree, ARepeatedNameHasTheHeadOfThePatternThatBindsIt) {
+  // `c` is a constant wherever it stands, so `add(add(x, c: const), c)` has one possible operand order at its
+  // root, as `add(exp, log)` has: no loop there, and both rules share the order.
+  const std::string code = generated(R"(pass p {
+  rule a: add(add(x, c: const(1.5)), c) => add(x, const(1.5));
+  rule b: add(x: exp(_), y: log(_)) => subtract(x, y);
+})");
+  EXPECT_EQ(count(code, "head_key()"), 2u) << code;
+  EXPECT_EQ(count(code, "for (int order1"), 0u) << code;
+}
+
 TEST(DecisionTree, ARuleAloneOnItsRootTestsTheHeadItWants) {
   const std::string code = generated("pass p {\n  rule a: add(x: exp(_), y: log(_)) => subtract(x, y);\n}\n");
   EXPECT_EQ(count(code, "head_key()"), 0u) << code;
