@@ -137,13 +137,19 @@ def build_table(runs, compile_info):
         table.add("floor (read each op id)", size, sweep_seconds, None, run.get("ns_per_node"), ratio,
                   "ratio: transformer pass / floor")
     # 3. rules on one root op (sharing their structure, or only the root): ratio = time over the 1-rule pass's.
-    for prefix, label in (("rules/", "same root op"), ("rules_diverse/", "same root op, diverse operands")):
+    one_rule = runs.get("rules/1")
+    for prefix, label in (("rules/", "same root op"), ("rules_diverse/", "same root op, diverse operands"),
+                          ("rules_mixed/", "14 root ops, none matching")):
         points = series(prefix)
         base = points[0][2]["seconds"] if points else None
+        note = "ratio: time vs. 1 rule"
+        if prefix == "rules_mixed/":
+            base = one_rule["seconds"] if one_rule and not one_rule["error"] else None
+            note = "ratio: time vs. rules/1 (1 rule)"
         for count, name, run in points:
             table.add(f"{count} rules, {label}", int(run["nodes"]), run["seconds"], run.get("ns_per_visited"),
                       run.get("ns_per_node"), run["seconds"] / base if base else None,
-                      "ratio: time vs. 1 rule" if count == points[0][0] else "")
+                      note if count == points[0][0] else "")
     # 4. cascade: the worklist and the re-scan baseline; ratio = re-scan time / worklist time.
     for name in sorted((n for n in runs if n.startswith("cascade/worklist/")), key=lambda n: (n.split("/")[2], size_of(n))):
         run = runs[name]
@@ -310,6 +316,8 @@ def interpreted_label(name):
         return f"{size_of(name)} rules, same root op"
     if workload == "rules_diverse":
         return f"{size_of(name)} rules, same root op, diverse operands"
+    if workload == "rules_mixed":
+        return f"{size_of(name)} rules, 14 root ops, none matching"
     if workload == "cascade":
         return "cascade, " + name.split("/")[3].replace("_", " ")
     return workload

@@ -20,6 +20,7 @@
 #include "graphs.h"
 #include "interpreted.h"
 #include "measure.h"
+#include "mixed_1000.dpl.h"
 #include "partition.dpl.h"
 #include "same_root_1.dpl.h"
 #include "same_root_16.dpl.h"
@@ -116,6 +117,10 @@ void register_all(const BenchOptions& options) {
     add_rewrite_benchmark(fmt::format("{}/{}", set.series, set.count), transformer_of(rules_layers),
                           worklist_driver(*set.pass), rules_layers);
   }
+  // dplc's 1,000 mixed rules (row 6) over 14 root ops, none of which finds a match in the transformer: matching
+  // alone, against the one rule of rules/1 on the same graph.
+  add_rewrite_benchmark("rules_mixed/1000", transformer_of(rules_layers),
+                        worklist_driver(dpl_bench::bench_mixed_1000_pass()), /*expected_rewrites=*/0);
 
   // 4. Cascading rewrites: dpl's worklist against TVM's re-scan to a fixed point, same compiled matcher. The
   // re-scan needs one scan per level of a tree, so its cost grows with nodes x depth; the worklist's with nodes.
@@ -184,6 +189,10 @@ void register_all(const BenchOptions& options) {
                               fmt::format("bench_rules_{}", count))),
                           rules_layers);
   }
+  add_rewrite_benchmark("interpreted/rules_mixed/1000", transformer_of(rules_layers),
+                        worklist_driver(interpreted_pass(DPL_BENCH_GENERATED_RULES_DIR "/mixed_1000.dpl",
+                                                         "bench_mixed_1000")),
+                        /*expected_rewrites=*/0);
   add_rewrite_benchmark("interpreted/rules_diverse/256", transformer_of(rules_layers),
                         worklist_driver(interpreted_pass(DPL_BENCH_GENERATED_RULES_DIR "/diverse_256.dpl",
                                                          "bench_diverse_256")),

@@ -18,6 +18,7 @@
 #include "graphs.h"
 #include "partition.dpl.h"
 #include "measure.h"
+#include "mixed_1000.dpl.h"
 #include "rescan.h"
 #include "rule_text.h"
 #include "same_root_16.dpl.h"
@@ -228,6 +229,13 @@ TEST(RuleText, ThousandMixedRulesCompileWithoutDiagnostics) {
   EXPECT_EQ(result.ast->passes[0].rules.size(), 1000u);
   ASSERT_TRUE(result.cpp.has_value());
   EXPECT_NE(result.cpp->source.find("rule r999 (mixed_1000.dpl:"), std::string::npos);
+
+  // The compiled pass (rules_mixed/1000) matches nothing in the transformer: its row times matching alone.
+  std::unique_ptr<Module> module = transformer(3);
+  PassResult run = run_pass(dpl_bench::bench_mixed_1000_pass(), main_function(*module));
+  ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_EQ(run.stats.rewrites, 0u);
+  EXPECT_GT(run.stats.nodes_visited, 100u);
 }
 
 }  // namespace
