@@ -462,11 +462,10 @@ class RuleEmitter {
                       pattern.node);
   }
   static Head kind_head(const std::string& kind) {
-    static const std::map<std::string, dpl::NodeKind> kinds = {{"Param", dpl::NodeKind::Param},
-                                                          {"Constant", dpl::NodeKind::Constant},
-                                                          {"FuncCall", dpl::NodeKind::FuncCall},
-                                                          {"TupleItem", dpl::NodeKind::TupleItem},
-                                                          {"Tuple", dpl::NodeKind::Tuple}};
+    static const std::map<std::string, dpl::NodeKind> kinds = {
+        {"Param", dpl::NodeKind::Param},         {"Constant", dpl::NodeKind::Constant},
+        {"FuncCall", dpl::NodeKind::FuncCall},   {"TupleItem", dpl::NodeKind::TupleItem},
+        {"Tuple", dpl::NodeKind::Tuple}};
     return Head{"dpl::NodeKind::" + kind, "", false, dpl::Node::kind_head_key(kinds.at(kind))};
   }
   static std::optional<Head> head_of_call(const OpInfo& info) {
@@ -1336,7 +1335,9 @@ class RuleEmitter {
   Mentions mentions_;          // in the pattern and the right-hand side
   // The alternative's `name: pattern` bindings (head_of() of a repeated name); none for a multi-root rule.
   void collect_bound_patterns(const Pattern& pattern) {
-    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) bound_patterns_.emplace(bind->name, bind->inner.get());
+    if (const auto* bind = std::get_if<BindPattern>(&pattern.node)) {
+      bound_patterns_.emplace(bind->name, bind->inner.get());
+    }
     for_each_sub_pattern(pattern, [&](const Pattern& inner) { collect_bound_patterns(inner); });
   }
   std::map<std::string, const Pattern*> bound_patterns_;
