@@ -247,16 +247,15 @@ class RuleEmitter {
   }
 
   // The heads the root's operand patterns require (RuleLeaf::root_heads): unknown for a composite call, a
-  // variadic one, or a root that is not a call.
+  // variadic one, or a tuple item.
   OperandHeads root_heads() const {
     OperandHeads heads;
-    const Pattern* top = pattern_;
-    while (const auto* bind = std::get_if<BindPattern>(&top->node)) top = bind->inner.get();
-    const auto* call = std::get_if<CallPattern>(&top->node);
-    if (call == nullptr || call->composite || call->rest) return heads;
+    if (root_is_item(*pattern_)) return heads;
+    const CallPattern& call = root_call(*pattern_);
+    if (call.composite || call.rest) return heads;
     heads.known = true;
-    heads.commutative = call->operands.size() == 2 && registry_.get(call->ops[0].id).has(kCommutative);
-    for (const PatternPtr& operand : call->operands) {
+    heads.commutative = call.operands.size() == 2 && registry_.get(call.ops[0].id).has(kCommutative);
+    for (const PatternPtr& operand : call.operands) {
       const std::optional<Head> head = head_of(*operand);
       heads.heads.push_back(head ? head->constant : "");
     }
