@@ -181,6 +181,89 @@ struct SiblingShapes {
   GroupAlternatives alternatives;
 };
 
+// Attribute values a rule is also checked with where its left-hand side leaves them open (not written as a
+// literal): a rule that matches every convolution must be right for strided and channels-last ones too, and one
+// that forgets to copy an attribute (`nn.max_pool2d(x)` on the right for a pool with strides) shows. Each theme is
+// one more search over the instances, with every open call of its ops taking its settings.
+struct AttributeSetting {
+  std::string_view name;
+  AttrValue value;
+};
+struct OpSettings {
+  OpId op;
+  std::vector<AttributeSetting> settings;
+};
+struct AttributeTheme {
+  std::string_view name;
+  std::vector<OpSettings> ops;
+  const OpSettings* find(OpId op) const {
+    for (const OpSettings& entry : ops) {
+      if (entry.op == op) return &entry;
+    }
+    return nullptr;
+  }
+};
+
+using Ints = std::vector<int64_t>;
+const std::vector<AttributeTheme>& attribute_themes() {
+  static const std::vector<AttributeTheme> themes = {
+      {"strided windows",
+       {{op::nn_conv1d, {{"strides", Ints{2}}, {"padding", Ints{1, 1}}}},
+        {op::nn_conv2d, {{"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}},
+        {op::nn_conv2d_transpose, {{"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}},
+        {op::nn_max_pool2d, {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}},
+        {op::nn_avg_pool2d, {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}}}}},
+      {"channels last",
+       {{op::nn_conv1d, {{"data_layout", std::string("NWC")}, {"kernel_layout", std::string("WIO")}}},
+        {op::nn_conv2d, {{"data_layout", std::string("NHWC")}, {"kernel_layout", std::string("HWIO")}}},
+        {op::nn_max_pool2d, {{"layout", std::string("NHWC")}}},
+        {op::nn_avg_pool2d, {{"layout", std::string("NHWC")}}},
+        {op::nn_adaptive_avg_pool2d, {{"layout", std::string("NHWC")}}},
+        {op::image_resize2d, {{"layout", std::string("NHWC")}}},
+        {op::nn_batch_norm, {{"axis", int64_t{-1}}}},
+        {op::nn_bias_add, {{"axis", int64_t{-1}}}}}},
+      {"axis 1",
+       {{op::sum, {{"axis", Ints{1}}, {"keepdims", true}}},
+        {op::mean, {{"axis", Ints{1}}, {"keepdims", true}}},
+        {op::max, {{"axis", Ints{1}}, {"keepdims", true}}},
+        {op::min, {{"axis", Ints{1}}, {"keepdims", true}}},
+        {op::cumsum, {{"axis", int64_t{1}}}},
+        {op::nn_softmax, {{"axis", int64_t{1}}}},
+        {op::nn_layer_norm, {{"axes", Ints{1}}}},
+        {op::nn_rms_norm, {{"axes", Ints{1}}}}}},
+      {"epsilon 0.5",
+       {{op::nn_layer_norm, {{"epsilon", 0.5}}},
+        {op::nn_rms_norm, {{"epsilon", 0.5}}},
+        {op::nn_group_norm, {{"epsilon", 0.5}}},
+        {op::nn_batch_norm, {{"epsilon", 0.5}}}}},
+  };
+  return themes;
+}
+
+// Whether `call` leaves open an attribute `theme` sets: a literal fixes it, a capture does not.
+bool leaves_open(const CallPattern& call, const OpSettings& settings) {
+  for (const AttributeSetting& setting : settings.settings) {
+    const bool literal = std::any_of(call.attrs.begin(), call.attrs.end(), [&](const PatternAttr& attr) {
+      return attr.name == setting.name && attr.literal.has_value();
+    });
+    if (!literal) return true;
+  }
+  return false;
+}
+
+// Whether `theme` changes an instance of `pattern`: a call of one of its ops leaves one of its attributes open.
+bool theme_applies(const Pattern& pattern, const AttributeTheme& theme) {
+  if (const auto* call = std::get_if<CallPattern>(&pattern.node)) {
+    for (const OpName& op : call->ops) {
+      const OpSettings* settings = theme.find(op.id);
+      if (settings != nullptr && leaves_open(*call, *settings)) return true;
+    }
+  }
+  bool applies = false;
+  for_each_sub_pattern(pattern, [&](const Pattern& sub) { applies = applies || theme_applies(sub, theme); });
+  return applies;
+}
+
 // Builds one instance of an alternative-free left-hand side (or of the roots of a multi-root rule) as a function,
 // taking every open decision (leaf shapes and dtypes, reshape and broadcast targets, unwritten permutations,
 // constants, a group member's alternative, the region of a dominator pattern) from `choices`. Deterministic in the
@@ -188,8 +271,8 @@ struct SiblingShapes {
 class InstanceBuilder {
  public:
   InstanceBuilder(ChoiceSequence& choices, const AstFile& file, Function& function, SiblingShapes siblings,
-                  const std::set<std::string>& numbers)
-      : choices_(choices), file_(file), function_(function), siblings_(siblings), numbers_(numbers) {}
+                  const std::set<std::string>& numbers, const AttributeTheme* theme)
+      : choices_(choices), file_(file), function_(function), siblings_(siblings), numbers_(numbers), theme_(theme) {}
 
   // The roots of one alternative of a multi-root rule, in order, each a node of the same function (a name bound
   // by an earlier root is the same node in a later one); a group root gets `members` members. A name first bound
@@ -237,6 +320,12 @@ class InstanceBuilder {
 
   // The partition rules whose composite functions the instance calls: they carve them out of it once built.
   const std::vector<PartitionRef>& partitions() const { return partitions_; }
+  // The attribute values the theme gave the instance's calls: `nn.conv2d(strides=[2, 2], padding=[1, 1, 1, 1])`.
+  std::string varied_attributes() const {
+    std::string text;
+    for (const std::string& call : varied_) text += (text.empty() ? "" : ", ") + call;
+    return text;
+  }
 
   // Null (see error()) when the instance does not type-check or uses a construct that cannot be built.
   Node* build(const Pattern& pattern) {
@@ -769,6 +858,9 @@ class InstanceBuilder {
       attrs[slot] = chosen->second;
       written[slot] = true;
     }
+    if (const OpSettings* settings = theme_ != nullptr ? theme_->find(info.id) : nullptr) {
+      apply_theme(info, *settings, attrs, written);
+    }
     if (info.id == op::permute_dims) {
       int axes = info.attr_index("axes");
       if (axes >= 0 && !written[static_cast<size_t>(axes)]) {
@@ -778,6 +870,18 @@ class InstanceBuilder {
     std::string error;
     Node* node = function_.add_call(info.id, operands, std::move(attrs), error);
     return node != nullptr ? node : fail(error);
+  }
+
+  // The theme's settings for the attributes the pattern did not write (a capture takes what the theme gives).
+  void apply_theme(const OpInfo& info, const OpSettings& settings, AttrList& attrs, const std::vector<bool>& written) {
+    std::string set;
+    for (const AttributeSetting& setting : settings.settings) {
+      const int index = info.attr_index(setting.name);
+      if (index < 0 || written[static_cast<size_t>(index)]) continue;
+      attrs[static_cast<size_t>(index)] = setting.value;
+      set += fmt::format("{}{}={}", set.empty() ? "" : ", ", setting.name, attr_value_str(setting.value));
+    }
+    if (!set.empty()) varied_.insert(fmt::format("{}({})", info.name, set));
   }
 
   struct DominatorFrame {
@@ -807,6 +911,8 @@ class InstanceBuilder {
   std::map<std::string, int64_t> dims_;
   const std::set<std::string>& numbers_;                // InstanceSpec::numbers
   std::map<std::string, AttrValue> captured_numbers_;  // what build_call chose for them
+  const AttributeTheme* theme_;                         // null: the op's defaults
+  std::set<std::string> varied_;                        // see varied_attributes()
   int constants_ = 0;
   std::string error_;
 };
@@ -820,16 +926,18 @@ struct InstanceSpec {
   size_t group_members = 2;
   SiblingShapes siblings;
   std::set<std::string> numbers;  // captured optional numbers the rule reads as numbers (optional_numbers_read)
+  const AttributeTheme* theme = nullptr;  // open attributes take its values, not the op's defaults
 };
 
 // Builds the instance `choices` describe into a fresh module whose function `main` returns the left-hand side's
 // value (a multi-root rule's: a tuple of its roots' values, every group member's). Composite calls are carved by
-// their partitions, run alone. Null when it does not type-check (or a partition does not fire).
+// their partitions, run alone. Null when it does not type-check (or a partition does not fire). `varied` (may be
+// null) receives the attribute values the spec's theme gave the calls.
 std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const InstanceSpec& spec,
-                                       ChoiceSequence& choices, std::string& error) {
+                                       ChoiceSequence& choices, std::string& error, std::string* varied = nullptr) {
   auto module = std::make_unique<Module>();
   Function& function = module->add_function("main");
-  InstanceBuilder builder(choices, interpreter.file(), function, spec.siblings, spec.numbers);
+  InstanceBuilder builder(choices, interpreter.file(), function, spec.siblings, spec.numbers, spec.theme);
   Node* output = nullptr;
   if (spec.rule != nullptr) {
     std::vector<Node*> roots = builder.build_roots(*spec.rule, *spec.roots, spec.group_members);
@@ -847,6 +955,7 @@ std::unique_ptr<Module> build_instance(RuleInterpreter& interpreter, const Insta
     return nullptr;
   }
   function.set_output(output);
+  if (varied != nullptr) *varied = builder.varied_attributes();
   for (const PartitionRef& partition : builder.partitions()) {
     PassResult result = run_pass(interpreter.single_rule_pass(partition.pass_index, partition.rule_index), *module);
     if (result.stats.fired.empty() || result.stats.fired.front() == 0) {
@@ -897,11 +1006,16 @@ struct SeedComparison {
   std::string detail;
 };
 
-SeedComparison compare_on_seeds(const Module& before_module, const Module& after_module,
+// The instance's shapes, and the attribute values a theme gave its calls.
+std::string instance_description(const Function& function, const std::string& varied) {
+  return instance_shapes(function) + (varied.empty() ? "" : " with " + varied);
+}
+
+SeedComparison compare_on_seeds(const Module& before_module, const Module& after_module, const std::string& varied,
                                 const VerifyOptions& options) {
   const Function& before = *before_module.find("main");
   const Function& after = *after_module.find("main");
-  const std::string shapes = instance_shapes(before);
+  const std::string shapes = instance_description(before, varied);
   const Tolerance tolerance = verify_tolerance(first_dtype(*before.output()->type()));
   for (uint64_t seed : options.seeds) {
     const EquivalenceResult result =
@@ -954,7 +1068,8 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
     do {
       ++attempts;
       std::string error;
-      std::unique_ptr<Module> before = build_instance(interpreter, spec, choices, error);
+      std::string varied;
+      std::unique_ptr<Module> before = build_instance(interpreter, spec, choices, error, &varied);
       if (choices.tried_before()) continue;
       if (before == nullptr) {
         if (first_type_error.empty()) first_type_error = error;
@@ -965,10 +1080,10 @@ RuleVerdict check_instances(RuleInterpreter& interpreter, size_t pass_index, siz
       std::unique_ptr<Module> after = build_instance(interpreter, spec, choices, error);
       RulePassRun run = run_rule_pass(interpreter.single_rule_pass(pass_index, rule_index), *after);
       if (!run.declined.empty() && first_decline.empty()) {
-        first_decline = run.declined + " at shapes " + instance_shapes(*before->find("main"));
+        first_decline = run.declined + " at shapes " + instance_description(*before->find("main"), varied);
       }
       if (!run.fired) continue;
-      SeedComparison comparison = compare_on_seeds(*before, *after, options);
+      SeedComparison comparison = compare_on_seeds(*before, *after, varied, options);
       switch (comparison.kind) {
         case SeedComparison::Kind::BeforeFails:
           // No kernel for an op at this dtype, say: another instance may do.
@@ -1045,8 +1160,8 @@ struct GroupCheck {
 // alternatives, also with 2 members of each later alternative (the searches above take the first that gives an
 // instance) and with 2 members taking different ones. Unsound when one instance is, verified when one is and none
 // is unsound.
-RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
-                              const VerifyOptions& options) {
+RuleVerdict check_searches(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
+                           const VerifyOptions& options) {
   if (spec.rule == nullptr) return check_instances(interpreter, pass_index, rule_index, spec, options);
   bool has_group = false;
   size_t group_alternatives = 1;
@@ -1089,6 +1204,42 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
     combined.detail = verified_shapes;
   }
   return combined;
+}
+
+bool theme_applies(const InstanceSpec& spec, const AttributeTheme& theme) {
+  if (spec.lhs != nullptr) return theme_applies(*spec.lhs, theme);
+  for (const std::vector<PatternPtr>& root : spec.roots->roots) {
+    for (const PatternPtr& pattern : root) {
+      if (theme_applies(*pattern, theme)) return true;
+    }
+  }
+  return false;
+}
+
+// An alternative is checked with the ops' default attributes, then with each theme that changes its instances:
+// unsound when one of these checks is, verified when one is and none is unsound.
+RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
+                              const VerifyOptions& options) {
+  RuleVerdict verdict = check_searches(interpreter, pass_index, rule_index, spec, options);
+  for (const AttributeTheme& theme : attribute_themes()) {
+    if (verdict.kind == RuleVerdict::Kind::Unsound) break;
+    if (!theme_applies(spec, theme)) continue;
+    spec.theme = &theme;
+    RuleVerdict themed = check_searches(interpreter, pass_index, rule_index, spec, options);
+    if (verdict.declined.empty()) verdict.declined = themed.declined;
+    if (themed.kind == RuleVerdict::Kind::Unsound) {
+      themed.declined = verdict.declined;
+      return themed;
+    }
+    if (themed.kind != RuleVerdict::Kind::Verified) continue;
+    if (verdict.kind == RuleVerdict::Kind::Verified) {
+      verdict.detail += " and " + themed.detail;
+    } else {
+      verdict.kind = RuleVerdict::Kind::Verified;
+      verdict.detail = themed.detail;
+    }
+  }
+  return verdict;
 }
 
 // The captured optional numbers (`clip(x, max=hi)`) that the rule's guards, attribute values or constants read as

@@ -13,14 +13,15 @@ namespace {
 
 // Pass seed004_binary_op_of_transposes, rooted at add, multiply, maximum, minimum, equal, not_equal, logical_and, logical_or, bitwise_and, bitwise_or: the decision tree of its rules.
 int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 1, 3, 7, 8, 9, 10, 15, 16, 17, 18 of 20 (they differ in the root op only)
-  // (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
+  // rule binary_op_of_transposes (op_class.dpl:10), alternatives 1, 3, 7, 8, 9, 10, 15, 16, 17, 18 of 20 (they differ in the root op only)
+  // r: (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y, **r), axes=a)
   for (int order1 = 0; order1 < 2; ++order1) {
     if (!root->operand(order1)->is_call_of(dpl::op::permute_dims)) continue;
     dpl::Node* permute_dims1 = root->operand(order1);
     if (!root->operand(1 - order1)->is_call_of(dpl::op::permute_dims)) continue;
     dpl::Node* permute_dims2 = root->operand(1 - order1);
     if (permute_dims2->attr(0) != permute_dims1->attr(0)) continue;
+    dpl::Node* r = root;
     dpl::OpId op = root->op();
     const dpl::AttrValue& a = permute_dims1->attr(0);
     dpl::Node* x = permute_dims1->operand(0);
@@ -30,7 +31,7 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
     const int y_rank = y->type()->rank();
     if (y_rank < 0) continue;
     if (!(x_rank == y_rank)) continue;
-    dpl::Node* op1 = rewriter.call(op, {x, y});
+    dpl::Node* op1 = rewriter.call(op, {x, y}, r->attrs());
     if (op1 == nullptr) continue;
     if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
   }
@@ -39,13 +40,14 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
 
 // Pass seed004_binary_op_of_transposes, rooted at subtract, divide, floor_divide, power, less, less_equal, greater, greater_equal, nn.bias_add: the decision tree of its rules.
 int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule binary_op_of_transposes (op_class.dpl:11), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 20 of 20 (they differ in the root op only)
-  // (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y), axes=a)
+  // rule binary_op_of_transposes (op_class.dpl:10), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 20 of 20 (they differ in the root op only)
+  // r: (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y, **r), axes=a)
   if (!root->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(0);
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims2 = root->operand(1);
   if (permute_dims2->attr(0) != permute_dims1->attr(0)) return -1;
+  dpl::Node* r = root;
   dpl::OpId op = root->op();
   const dpl::AttrValue& a = permute_dims1->attr(0);
   dpl::Node* x = permute_dims1->operand(0);
@@ -55,7 +57,7 @@ int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl:
   const int y_rank = y->type()->rank();
   if (y_rank < 0) return -1;
   if (!(x_rank == y_rank)) return -1;
-  dpl::Node* op1 = rewriter.call(op, {x, y});
+  dpl::Node* op1 = rewriter.call(op, {x, y}, r->attrs());
   if (op1 == nullptr) return -1;
   if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
   return -1;
@@ -92,7 +94,7 @@ int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* ro
 }
 
 const dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
-  {"binary_op_of_transposes", "op_class.dpl:11"},
+  {"binary_op_of_transposes", "op_class.dpl:10"},
 };
 
 }  // namespace

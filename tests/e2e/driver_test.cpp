@@ -777,6 +777,33 @@ TEST(Rebuild, DeclinesACallOfAnotherTypeAndChangesNothing) {
   EXPECT_EQ(verify(function), "");
 }
 
+// rule matmul_self: exp(x) => exp(matmul(x, x)): the call cannot be built on a non-square x (type inference
+// fails), which declines the rule and counts as a replacement that does not fit.
+constexpr RuleInfo kMatmulSelfRules[] = {{"matmul_self", "matmul_self.dpl:1"}};
+int match_matmul_self(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  Node* product = rewriter.call(op::matmul, {root->operand(0), root->operand(0)});
+  if (product == nullptr) return -1;
+  return outcome(rewriter, rewriter.proven_rebuild(root, op::exp, {product}));
+}
+const PassDef kMatmulSelfPass{"test_matmul_self", "exp(x) => exp(matmul(x, x))", "matmul_self.dpl",
+                              kMatmulSelfRules, match_matmul_self};
+
+TEST(Rebuild, ACallThatCannotBeBuiltCountsAsADecline) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({4, 8}));
+  Node* e = b.call("exp", {x});
+  b.output(b.call("negative", {e}));
+  const PassResult result = run_pass(kMatmulSelfPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_EQ(result.stats.type_declines, 1u);
+  EXPECT_THAT(result.stats.first_type_decline, HasSubstr("matmul"));
+  EXPECT_EQ(e->operand(0), x);
+  EXPECT_EQ(verify(function), "");
+}
+
 // rule soft: exp(x) => nn.softmax(x, axis=A), with the attributes checked at run time (Rewriter::rebuild, what
 // dplc emits for a call with attributes): axis 0 fits, a string for the int attribute is declined. The list is
 // built per rewrite, or kept by the matcher and passed by reference (dplc's constant lists).

@@ -93,9 +93,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "x: " F32("(2, 3, 4)") ", y: " F32("(1, 3, 1)")},
         MatchCase{"transposes_of_different_ranks", seed004_binary_op_of_transposes_pass, 0,
                   "out = R.add(R.permute_dims(x), R.permute_dims(y))", "x: " F32("(2, 3)") ", y: " F32("(2,)")},
-        // bias_add is in the class but has an attribute: rebuilt with the default axis=1, which a rank-1 operand
-        // does not have, it fails type inference and the rule declines instead of changing the axis.
-        MatchCase{"bias_add_of_transposes", seed004_binary_op_of_transposes_pass, 0,
+        // bias_add is in the class and has an attribute: the rule copies it (`**r`), so the bias_add it builds
+        // keeps axis=0 (before the rule copied attributes, the default axis=1 failed type inference and it declined).
+        MatchCase{"bias_add_of_transposes", seed004_binary_op_of_transposes_pass, 1,
                   "out = R.nn.bias_add(R.permute_dims(x, axes=[0]), R.permute_dims(b, axes=[0]), axis=0)",
                   "x: " F32("(3,)") ", b: " F32("(3,)")},
         MatchCase{"different_transposes", seed004_binary_op_of_transposes_pass, 0,

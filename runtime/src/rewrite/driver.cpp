@@ -162,12 +162,19 @@ namespace {
 std::span<Node* const> as_span(std::initializer_list<Node*> operands) { return {operands.begin(), operands.size()}; }
 }  // namespace
 
+// A right-hand side's call that cannot be built where the rule matched (type inference or an attribute check
+// failed: its operands do not fit the op there) declines the rule, counted as a replacement of the wrong type is.
+Node* Rewriter::built(Node* node) {
+  if (node == nullptr) count_decline(true);
+  return node;
+}
+
 Node* Rewriter::call(OpId op, std::span<Node* const> operands, AttrList&& attrs) {
-  return function_.add_call(op, operands, std::move(attrs), last_error_);
+  return built(function_.add_call(op, operands, std::move(attrs), last_error_));
 }
 
 Node* Rewriter::call(OpId op, std::span<Node* const> operands, const AttrList& attrs) {
-  return function_.add_call(op, operands, attrs, last_error_);
+  return built(function_.add_call(op, operands, attrs, last_error_));
 }
 
 Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands, AttrList&& attrs) {
@@ -183,7 +190,7 @@ Node* Rewriter::call(OpId op, std::initializer_list<Node*> operands) {
 }
 
 Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
-  return function_.add_call_with_defaults(op, as_span(operands), last_error_);
+  return built(function_.add_call_with_defaults(op, as_span(operands), last_error_));
 }
 
 // Right-hand sides build the same few scalars again and again (`x * 2.0` per rewrite): sharing them spares each
@@ -215,7 +222,9 @@ Node* Rewriter::shape(std::vector<Dim> dims) { return function_.add_shape(std::m
 
 Node* Rewriter::tuple(std::span<Node* const> fields) { return function_.add_tuple(fields); }
 
-Node* Rewriter::item(Node* tuple, int64_t index) { return function_.add_tuple_item(tuple, index, last_error_); }
+Node* Rewriter::item(Node* tuple, int64_t index) {
+  return built(function_.add_tuple_item(tuple, index, last_error_));
+}
 
 std::string Rewriter::replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const {
   types_differ = false;
@@ -266,9 +275,12 @@ bool Rewriter::rebuild(Node* root, OpId op, std::initializer_list<Node*> operand
 }
 
 bool Rewriter::rebuild_interned(Node* root, OpId op, std::span<Node* const> operands, const AttrList* interned) {
-  if (interned == nullptr) return false;
+  if (interned == nullptr) {  // an attribute check failed
+    count_decline(true);
+    return false;
+  }
   if (!rebuilds_in_place(root, operands)) {
-    Node* replacement = function_.add_interned_call(op, operands, interned, last_error_);
+    Node* replacement = built(function_.add_interned_call(op, operands, interned, last_error_));
     return replacement != nullptr && replace(root, replacement);
   }
   return rebuild_in_place(root, op, operands, interned);
@@ -286,7 +298,10 @@ bool Rewriter::proven_rebuild(Node* root, OpId op, std::initializer_list<Node*> 
 
 bool Rewriter::rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs) {
   TypeRef type = function_.infer_call(op, operands, attrs, last_error_);
-  if (type == nullptr) return false;
+  if (type == nullptr) {
+    count_decline(true);
+    return false;
+  }
   if (type != root->type()) {  // interned: the usual case is this one comparison
     bool types_differ = false;
     if (std::string why = type_problem(root, type, types_differ); !why.empty()) {

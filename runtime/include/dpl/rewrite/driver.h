@@ -59,9 +59,9 @@ struct PassStats {
   uint64_t rewrites = 0;
   uint64_t nodes_removed = 0;
   double seconds = 0;
-  // Replacements the rewriter declined because their type is not the matched node's (the rule matched, its guard
-  // held, and its right-hand side does not fit there: dplc --verify calls such a rule unsound), and why the first
-  // one was declined.
+  // Replacements the rewriter declined because they do not fit where the rule matched (its guard held, and a call
+  // of its right-hand side cannot be built there, or the replacement's type is not the matched node's: dplc
+  // --verify warns at such a rule), and why the first one was declined.
   uint64_t type_declines = 0;
   std::string first_type_decline;
 };
@@ -157,7 +157,8 @@ class Rewriter {
   void set_module(Module* module) { module_ = module; }
 
   const std::string& last_error() const { return last_error_; }
-  // replace()/replace_all() calls declined because a replacement's type is not its root's, and the first reason.
+  // Replacements declined because they do not fit where the rule matched (a right-hand side's call that cannot be
+  // built there, or a replacement whose type is not its root's), and the first reason.
   uint64_t type_declines() const { return type_declines_; }
   const std::string& first_type_decline() const { return first_type_decline_; }
 
@@ -170,6 +171,7 @@ class Rewriter {
   std::string replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const;
   static std::string type_problem(const Node* root, TypeRef replacement, bool& types_differ);
   void count_decline(bool types_differ);  // after last_error_ says why a replacement was declined
+  Node* built(Node* node);                // counts a right-hand side's call that could not be built (null)
   bool depends_on(std::span<Node* const> operands, const Node* root) const;
   bool rebuilds_in_place(const Node* root, std::span<Node* const> operands) const;
   bool rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs);
