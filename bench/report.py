@@ -233,6 +233,12 @@ def build_table(runs, compile_info):
                   f"{compile_info.get('cpp_lines', 0):,} lines of C++")
         table.add("C++ compile of that output", 1000, compile_info.get("cxx_seconds"), None, None, None,
                   compile_info.get("cxx", ""))
+        if compile_info.get("cxx_parts_seconds") is not None:
+            parts_seconds = compile_info["cxx_parts_seconds"]
+            one_file = compile_info.get("cxx_seconds")
+            table.add("... in 2 parts compiled at once", 1000, parts_seconds, None, None,
+                      one_file / parts_seconds if one_file and parts_seconds else None,
+                      "dplc --parts 2; wall time of both compiles; ratio: one file / two parts")
     # 7. text.
     for what in ("read", "print"):
         for size, name, run in series(f"text/{what}/"):

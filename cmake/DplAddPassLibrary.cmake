@@ -1,13 +1,16 @@
 # dpl_add_pass_library(): compiles .dpl rule files into a C++ pass library at build time (and, at the end,
 # dpl_add_natives_library() for the rule interpreter's natives).
 #
-#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [MODULE] [NO_TESTS])
+#   dpl_add_pass_library(<target> RULES a.dpl [b.dpl ...] [NAMESPACE ns] [PARTS n] [MODULE] [NO_TESTS])
 #
 # For every rule file, dplc runs at build time and writes <stem>.dpl.h and <stem>.dpl.cpp into
 # ${CMAKE_CURRENT_BINARY_DIR}/<target>/. It re-runs when the rule file, dplc itself, or any file the rule file
 # imports changes (dplc reports imports in a Makefile-syntax depfile). Relative RULES paths are taken relative to
 # ${CMAKE_CURRENT_SOURCE_DIR}. NAMESPACE is the C++ namespace of the generated `const dpl::PassDef& <pass>_pass();`
 # declarations (dplc's default: dpl_passes). Consumers link <target> and `#include "<stem>.dpl.h"`.
+# PARTS n (default 1) splits each generated source into n files (<stem>.dpl.cpp, <stem>.dpl.part2.cpp, ...,
+# `dplc --parts n`) that compile in parallel: for rule files of hundreds of rules, whose decision trees are most
+# of the compile time.
 #
 # Why the library survives linking: each generated pass registers itself by name from a static initializer
 # (dpl::PassRegistration) so that tools such as dpl-opt find it with no code referring to it. A linker drops the
@@ -79,7 +82,7 @@ function(_dpl_record_command target dplc rules_path output dplc_args)
 endfunction()
 
 function(dpl_add_pass_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;NO_TESTS" "NAMESPACE" "RULES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "MODULE;NO_TESTS" "NAMESPACE;PARTS" "RULES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dpl_add_pass_library(${target}): unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -99,6 +102,11 @@ function(dpl_add_pass_library target)
   if(ARG_NAMESPACE)
     set(namespace_args --namespace ${ARG_NAMESPACE})
   endif()
+  if(NOT DEFINED ARG_PARTS)
+    set(ARG_PARTS 1)
+  elseif(NOT ARG_PARTS MATCHES "^[1-9][0-9]*$" OR ARG_PARTS GREATER 64)
+    message(FATAL_ERROR "dpl_add_pass_library(${target}): PARTS must be a number from 1 to 64, not '${ARG_PARTS}'")
+  endif()
 
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}")
   file(MAKE_DIRECTORY "${out_dir}")
@@ -115,7 +123,15 @@ function(dpl_add_pass_library target)
     list(APPEND stems "${stem}")
     set(header "${out_dir}/${stem}.dpl.h")
     set(source "${out_dir}/${stem}.dpl.cpp")
-    set(dplc_args "${rules_path}" -o "${out_dir}" ${namespace_args} --depfile "${out_dir}/${stem}.dpl.d")
+    set(parts)
+    set(parts_args)
+    if(ARG_PARTS GREATER 1)
+      set(parts_args --parts ${ARG_PARTS})
+      foreach(part RANGE 2 ${ARG_PARTS})
+        list(APPEND parts "${out_dir}/${stem}.dpl.part${part}.cpp")
+      endforeach()
+    endif()
+    set(dplc_args "${rules_path}" -o "${out_dir}" ${namespace_args} ${parts_args} --depfile "${out_dir}/${stem}.dpl.d")
     set(manifest)
     # A rule file generated at build time does not exist yet: it has no tests.
     if(NOT ARG_MODULE AND NOT ARG_NO_TESTS AND EXISTS "${rules_path}")
@@ -127,13 +143,13 @@ function(dpl_add_pass_library target)
       endif()
     endif()
     add_custom_command(
-      OUTPUT "${header}" "${source}" ${manifest}
+      OUTPUT "${header}" "${source}" ${parts} ${manifest}
       COMMAND ${dplc} ${dplc_args}
       DEPENDS "${rules_path}" ${dplc}
       DEPFILE "${out_dir}/${stem}.dpl.d"
       COMMENT "dplc ${file_name} -> ${target}/${stem}.dpl.{h,cpp}"
       VERBATIM)
-    list(APPEND generated "${header}" "${source}")
+    list(APPEND generated "${header}" "${source}" ${parts})
     _dpl_record_command(${target} ${dplc} "${rules_path}" "${source}" "${dplc_args}")
   endforeach()
 

@@ -70,9 +70,22 @@ dplc_seconds=$(seconds_of "$build/compiler/dplc" "$build/bench/rules/mixed_1000.
 cxx_seconds=$(seconds_of "$cxx" $cxx_flags -I"$root/runtime/include" -I"$generated" -c "$generated/mixed_1000.dpl.cpp" \
   -o "$generated/mixed_1000.dpl.o")
 cpp_lines=$(wc -l <"$generated/mixed_1000.dpl.cpp")
+# The same output in two parts (dplc --parts 2), compiled at once: the wall time of the pair.
+parts="$results/mixed_1000_parts"
+mkdir -p "$parts"
+"$build/compiler/dplc" "$build/bench/rules/mixed_1000.dpl" -o "$parts" --parts 2
+compile_parts() {
+  local source
+  for source in "$parts"/mixed_1000.dpl.cpp "$parts"/mixed_1000.dpl.part2.cpp; do
+    # shellcheck disable=SC2086  # the flags are words
+    "$cxx" $cxx_flags -I"$root/runtime/include" -I"$parts" -c "$source" -o "$source.o" &
+  done
+  wait
+}
+cxx_parts_seconds=$(seconds_of compile_parts)
 cat >"$results/compile.json" <<EOF
-{"dplc_seconds": $dplc_seconds, "cxx_seconds": $cxx_seconds, "cpp_lines": $cpp_lines,
- "cxx": "$(basename "$cxx") $cxx_flags"}
+{"dplc_seconds": $dplc_seconds, "cxx_seconds": $cxx_seconds, "cxx_parts_seconds": $cxx_parts_seconds,
+ "cpp_lines": $cpp_lines, "cxx": "$(basename "$cxx") $cxx_flags"}
 EOF
 
 plot_args=()

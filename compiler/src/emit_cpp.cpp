@@ -2018,8 +2018,18 @@ std::string counted(size_t count, const std::string& noun) {
 
 // The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
 // then the matcher dispatching on the root.
-void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher, const PassTrees& trees,
-                  NameTable& names, const OpRegistry& registry) {
+// A function of the generated source holding a pass's decision tree for one root op (or for several whose code is
+// the same): emitted apart from the rest, so that a source split into parts can put it in another file.
+struct TreeFunction {
+  std::string name;
+  std::string definition;  // with its comment, ending with a blank line
+  bool movable = false;    // uses nothing file-local (no multi-root rule function, no declared op's id)
+};
+
+// Appends the group functions of `pass` to `functions` and writes its dispatching matcher to `out`.
+void emit_matcher(CodeWriter& out, std::vector<TreeFunction>& tree_functions, const Pass& pass,
+                  const std::string& matcher, const PassTrees& trees, NameTable& names, const OpRegistry& registry,
+                  bool movable) {
   if (trees.groups.empty()) {
     out.line("// Pass " + pass.name + " has no rules.");
     out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
@@ -2048,14 +2058,15 @@ void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
   }
   // The group functions come first; the pass matcher below calls them.
   for (const Function& function : functions) {
+    CodeWriter definition;
     std::vector<std::string> titles;
     for (const PassTrees::Group* group : function.groups) titles.push_back(group_title(*group, registry));
-    out.line(
+    definition.line(
         fmt::format("// Pass {}, rooted at {}: the decision tree of its rules.", pass.name, fmt::join(titles, ", ")));
-    out.line("int " + function.name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
-    out.indent();
+    definition.line("int " + function.name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+    definition.indent();
     const PassTrees::Group& first = *function.groups[0];
-    first.tree.print_cpp(out, [&](const RuleLeaf& leaf) {
+    first.tree.print_cpp(definition, [&](const RuleLeaf& leaf) {
       if (function.groups.size() == 1) return leaf.comment;
       // The leaf at this position in every group of the function: the same rule, one alternative each.
       const Alternative& alternative = *first.members[leaf.position];
@@ -2068,10 +2079,11 @@ void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
       return std::vector<std::string>{alternative.header + ", " + which + " (they differ in the root op only)",
                                       alternative.rule_text};
     });
-    out.line("return -1;");
-    out.dedent();
-    out.line("}");
-    out.blank();
+    definition.line("return -1;");
+    definition.dedent();
+    definition.line("}");
+    definition.blank();
+    tree_functions.push_back({function.name, definition.str(), movable});
   }
   out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
   std::vector<std::pair<OpId, std::string>> op_functions;
@@ -2130,6 +2142,49 @@ void emit_matcher(CodeWriter& out, const Pass& pass, const std::string& matcher,
 }  // namespace
 
 bool is_cpp_keyword(std::string_view name) { return cpp_keywords().count(name) != 0; }
+
+std::string part_source_name(const std::string& stem, size_t part) {
+  return fmt::format("{}.dpl.part{}.cpp", stem, part + 1);
+}
+
+namespace {
+
+// The namespace of the functions a source split into parts shares between them: from the file's stem, so that
+// two rule files of one library do not share it.
+std::string parts_namespace_name(const std::string& stem) {
+  std::string name;
+  for (char c : stem) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name + "_dpl_parts";
+}
+
+// The part (0 = the first, the file that also holds everything else) of each function: the movable ones go,
+// largest first, to the part with the least code so far; the first part starts with `first_part_load` (the size
+// of its other code) and the functions that stay.
+std::vector<size_t> assign_parts(const std::vector<TreeFunction*>& functions, size_t parts, size_t first_part_load) {
+  std::vector<size_t> part_of(functions.size(), 0);
+  if (parts <= 1) return part_of;
+  std::vector<size_t> load(parts, 0);
+  load[0] = first_part_load;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    if (functions[i]->movable) {
+      order.push_back(i);
+    } else {
+      load[0] += functions[i]->definition.size();
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return functions[a]->definition.size() > functions[b]->definition.size();
+  });
+  for (size_t i : order) {
+    const size_t part = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    part_of[i] = part;
+    load[part] += functions[i]->definition.size();
+  }
+  return part_of;
+}
+
+}  // namespace
 
 std::string emit_plan(const AstFile& file, const OpRegistry& given_registry) {
   const OpRegistry& registry = file.op_registry ? *file.op_registry : given_registry;
@@ -2212,10 +2267,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   emit_op_registrations(op_registrations, file, registry, names, needs);
 
   // --- source ---
-  CodeWriter source;
-  source.line(banner);
-  source.line("#include \"" + result.header_name + "\"");
-  source.blank();
+  CodeWriter includes;  // what every part of the source includes
   std::vector<std::string> system_includes = {"<cstdint>"};
   if (needs.string) system_includes.push_back("<string>");
   if (needs.string_view || !file.pipelines.empty()) system_includes.push_back("<string_view>");
@@ -2224,49 +2276,97 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   if (needs.variant) system_includes.push_back("<variant>");
   if (needs.vector) system_includes.push_back("<vector>");
   if (needs.algorithm) system_includes.insert(system_includes.begin(), "<algorithm>");
-  for (const std::string& include : system_includes) source.line("#include " + include);
-  source.blank();
-  if (needs.dominators) source.line("#include \"dpl/ir/dominators.h\"");
-  source.line("#include \"dpl/ir/graph.h\"");
-  source.line("#include \"dpl/ir/op_registry.h\"");
-  if (needs.opaque_ops) source.line("#include \"dpl/ir/opaque_ops.h\"");
-  source.line("#include \"dpl/rewrite/driver.h\"");
-  source.blank();
+  for (const std::string& include : system_includes) includes.line("#include " + include);
+  includes.blank();
+  if (needs.dominators) includes.line("#include \"dpl/ir/dominators.h\"");
+  includes.line("#include \"dpl/ir/graph.h\"");
+  includes.line("#include \"dpl/ir/op_registry.h\"");
+  if (needs.opaque_ops) includes.line("#include \"dpl/ir/opaque_ops.h\"");
+  includes.line("#include \"dpl/rewrite/driver.h\"");
+  includes.blank();
   // The headers of extern predicates and rewriters, as written, each once.
   std::vector<std::string> extern_headers;
   for (const ExternDecl& decl : file.externs) {
     if (std::find(extern_headers.begin(), extern_headers.end(), decl.header) == extern_headers.end())
       extern_headers.push_back(decl.header);
   }
-  for (const std::string& header_path : extern_headers) source.line("#include " + string_literal(header_path));
-  if (!extern_headers.empty()) source.blank();
-  open_namespace(source, options.namespace_name);
-  source.line("namespace {");
-  source.blank();
-  source.text(op_registrations.str());
-  source.text(rules_code.str());  // each rule function ends with a blank line already
+  for (const std::string& header_path : extern_headers) includes.line("#include " + string_literal(header_path));
+  if (!extern_headers.empty()) includes.blank();
 
-  // Per pass: the dispatching matcher and the rule table (file-local), then the public PassDef accessors, then
-  // the registrations.
+  // Per pass: its decision-tree functions, the dispatching matcher and the rule table (file-local), then the
+  // public PassDef accessors, then the registrations.
+  struct PassCode {
+    std::vector<TreeFunction> tree_functions;
+    std::string matcher_and_table;
+  };
+  std::vector<PassCode> pass_code;
   std::map<const Pass*, std::pair<std::string, std::string>> matcher_and_table;
   for (const Pass& pass : file.passes) {
     std::string matcher = names.fresh("match_" + pass.name);
     std::string rule_table = names.fresh(pass.name + "_rules");
     matcher_and_table[&pass] = {matcher, rule_table};
-    emit_matcher(source, pass, matcher, trees[&pass], names, registry);
+    PassCode& code = pass_code.emplace_back();
+    // A multi-root rule's function and a declared op's id are file-local: trees using them stay in the first part.
+    const bool movable = file.ops.empty() && std::none_of(pass.rules.begin(), pass.rules.end(), [](const Rule& rule) {
+                           return rule.kind == Rule::Kind::MultiRoot;
+                         });
+    CodeWriter out;
+    emit_matcher(out, code.tree_functions, pass, matcher, trees[&pass], names, registry, movable);
+    // constexpr: a `const` table of string_views is initialized when the program starts, and its initializer
+    // costs the C++ compiler about 2 ms per rule at -O2.
     if (pass.rules.empty()) {
-      source.line("const std::span<const dpl::RuleInfo> " + rule_table + ";");
+      out.line("constexpr std::span<const dpl::RuleInfo> " + rule_table + ";");
     } else {
-      source.line("const dpl::RuleInfo " + rule_table + "[] = {");
-      source.indent();
+      out.line("constexpr dpl::RuleInfo " + rule_table + "[] = {");
+      out.indent();
       for (const Rule& rule : pass.rules) {
-        source.line("{" + string_literal(rule.name) + ", " +
-                    string_literal(file.basename + ":" + std::to_string(rule.name_loc.line)) + "},");
+        out.line("{" + string_literal(rule.name) + ", " +
+                 string_literal(file.basename + ":" + std::to_string(rule.name_loc.line)) + "},");
       }
-      source.dedent();
-      source.line("};");
+      out.dedent();
+      out.line("};");
     }
+    out.blank();
+    code.matcher_and_table = out.str();
+  }
+  std::vector<TreeFunction*> all_functions;
+  size_t first_part_load = op_registrations.str().size() + rules_code.str().size();
+  for (PassCode& code : pass_code) {
+    for (TreeFunction& function : code.tree_functions) all_functions.push_back(&function);
+    first_part_load += code.matcher_and_table.size();
+  }
+  const std::vector<size_t> part_of = assign_parts(all_functions, options.parts, first_part_load);
+  const std::string parts_namespace = parts_namespace_name(stem);
+
+  CodeWriter source;
+  source.line(banner);
+  source.line("#include \"" + result.header_name + "\"");
+  source.blank();
+  source.text(includes.str());
+  open_namespace(source, options.namespace_name);
+  std::vector<std::string> moved;  // the functions other parts define
+  for (size_t i = 0; i < all_functions.size(); ++i) {
+    if (part_of[i] != 0) moved.push_back(all_functions[i]->name);
+  }
+  if (!moved.empty()) {
+    source.line("// The decision trees defined in the other parts of this file's output.");
+    open_namespace(source, parts_namespace);
+    for (const std::string& name : moved) source.line("int " + name + "(dpl::Rewriter& rewriter, dpl::Node* root);");
+    close_namespace(source, parts_namespace);
     source.blank();
+  }
+  source.line("namespace {");
+  source.blank();
+  for (const std::string& name : moved) source.line("using " + parts_namespace + "::" + name + ";");
+  if (!moved.empty()) source.blank();
+  source.text(op_registrations.str());
+  source.text(rules_code.str());  // each rule function ends with a blank line already
+  size_t function_index = 0;
+  for (const PassCode& code : pass_code) {
+    for (const TreeFunction& function : code.tree_functions) {
+      if (part_of[function_index++] == 0) source.text(function.definition);
+    }
+    source.text(code.matcher_and_table);
   }
   source.line("}  // namespace");
   source.blank();
@@ -2309,6 +2409,24 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.blank();
   close_namespace(source, options.namespace_name);
   result.source = source.str();
+
+  // The other parts: the decision trees assigned to them, with external linkage in the parts namespace.
+  for (size_t part = 1; part < options.parts; ++part) {
+    CodeWriter text;
+    text.line(fmt::format("// Generated by dplc from {} (part {} of {}: decision trees {} calls); do not edit.",
+                          file.basename, part + 1, options.parts, result.source_name));
+    text.blank();
+    text.text(includes.str());
+    open_namespace(text, options.namespace_name);
+    open_namespace(text, parts_namespace);
+    text.blank();
+    for (size_t i = 0; i < all_functions.size(); ++i) {
+      if (part_of[i] == part) text.text(all_functions[i]->definition);
+    }
+    close_namespace(text, parts_namespace);
+    close_namespace(text, options.namespace_name);
+    result.parts.push_back({part_source_name(stem, part), text.str()});
+  }
   return result;
 }
 

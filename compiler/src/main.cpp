@@ -62,9 +62,15 @@ int main(int argc, char** argv) {
   bool run_tests = false;
   std::string tests_manifest;
   std::vector<std::string> natives_paths;
+  size_t parts = 1;
   app.add_option("rules", input, "The .dpl rule file")->required();
   app.add_option("-o,--output", output_dir, "Directory for <stem>.dpl.h and <stem>.dpl.cpp");
   app.add_option("--namespace", namespace_name, "C++ namespace of the generated pass functions")->capture_default_str();
+  app.add_option("--parts", parts,
+                 "Split <stem>.dpl.cpp into N files (<stem>.dpl.part2.cpp ...) that compile in parallel: the "
+                 "decision trees of large rule files spread over them")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--depfile", depfile, "Also write a Makefile-syntax depfile listing the inputs");
   app.add_option("--emit", emit, "Print instead of writing files: ast, cpp, or plan (each pass's decision tree)")
       ->check(CLI::IsMember({"ast", "cpp", "plan"}));
@@ -123,6 +129,7 @@ int main(int argc, char** argv) {
 
   dpl::compiler::CompileOptions options;
   options.emit.namespace_name = namespace_name;
+  options.emit.parts = parts;
   options.generate = !check_only && emit != "ast" && emit != "plan";
   dpl::DiagnosticEngine diags;
   dpl::compiler::CompileResult result = dpl::compiler::compile(*source, diags, options);
@@ -141,6 +148,9 @@ int main(int argc, char** argv) {
   if (emit == "cpp") {
     std::cout << "// ---- " << result.cpp->header_name << "\n" << result.cpp->header;
     std::cout << "// ---- " << result.cpp->source_name << "\n" << result.cpp->source;
+    for (const dpl::compiler::EmittedSource& part : result.cpp->parts) {
+      std::cout << "// ---- " << part.name << "\n" << part.text;
+    }
     return kExitOk;
   }
 
@@ -156,10 +166,16 @@ int main(int argc, char** argv) {
   dpl::StagedOutputs outputs;
   bool written = outputs.stage(header_path.string(), result.cpp->header, write_error) &&
                  outputs.stage(source_path.string(), result.cpp->source, write_error);
+  std::vector<fs::path> targets = {header_path, source_path};
+  for (const dpl::compiler::EmittedSource& part : result.cpp->parts) {
+    targets.push_back(fs::path(output_dir) / part.name);
+    written = written && outputs.stage(targets.back().string(), part.text, write_error);
+  }
   if (written && !depfile.empty()) {
     // Absolute paths: the build tool may run in another directory than dplc did.
-    std::string rule =
-        make_escape(fs::absolute(header_path).string()) + " " + make_escape(fs::absolute(source_path).string()) + ":";
+    std::string rule;
+    for (const fs::path& target : targets) rule += (rule.empty() ? "" : " ") + make_escape(fs::absolute(target).string());
+    rule += ":";
     for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
     written = outputs.stage(depfile, rule + "\n", write_error);
   }

@@ -164,7 +164,7 @@ int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_models_combine_projections_any_node(rewriter, root);
 }
 
-const dpl::RuleInfo models_combine_projections_rules[] = {
+constexpr dpl::RuleInfo models_combine_projections_rules[] = {
   {"combine_biased_projections", "combine_projections.dpl:8"},
   {"combine_projections", "combine_projections.dpl:14"},
 };

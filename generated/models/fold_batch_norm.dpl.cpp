@@ -70,7 +70,7 @@ int match_models_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   return -1;
 }
 
-const dpl::RuleInfo models_fold_batch_norm_rules[] = {
+constexpr dpl::RuleInfo models_fold_batch_norm_rules[] = {
   {"fold_conv_batch_norm", "fold_batch_norm.dpl:12"},
 };
 

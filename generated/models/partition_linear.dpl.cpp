@@ -127,7 +127,7 @@ int match_models_partition_linear(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_partition_linear_rules[] = {
+constexpr dpl::RuleInfo models_partition_linear_rules[] = {
   {"models.linear_bias_gelu", "partition_linear.dpl:13"},
   {"models.linear_bias", "partition_linear.dpl:14"},
   {"models.gated_mlp", "partition_linear.dpl:17"},

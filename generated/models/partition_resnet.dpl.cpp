@@ -50,7 +50,7 @@ int match_models_partition_conv_bn(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_partition_conv_bn_rules[] = {
+constexpr dpl::RuleInfo models_partition_conv_bn_rules[] = {
   {"models.conv2d_bn_relu", "partition_resnet.dpl:8"},
   {"models.conv2d_bn", "partition_resnet.dpl:9"},
 };

@@ -37,7 +37,7 @@ int match_models_pool_before_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_pool_before_relu_rules[] = {
+constexpr dpl::RuleInfo models_pool_before_relu_rules[] = {
   {"pool_before_relu", "pool_before_relu.dpl:8"},
 };
 

@@ -116,7 +116,7 @@ int match_models_fuse_rms_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_fuse_rms_norm_rules[] = {
+constexpr dpl::RuleInfo models_fuse_rms_norm_rules[] = {
   {"rms_norm", "rms_norm.dpl:8"},
 };
 

@@ -55,7 +55,7 @@ int match_models_simplify(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_simplify_rules[] = {
+constexpr dpl::RuleInfo models_simplify_rules[] = {
   {"multiply_by_one", "simplify.dpl:7"},
   {"add_zero", "simplify.dpl:8"},
 };

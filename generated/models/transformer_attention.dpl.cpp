@@ -230,7 +230,7 @@ int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo models_fuse_attention_rules[] = {
+constexpr dpl::RuleInfo models_fuse_attention_rules[] = {
   {"attention_with_mask", "transformer_attention.dpl:33"},
   {"attention_without_mask", "transformer_attention.dpl:39"},
   {"attention_grouped_query", "transformer_attention.dpl:47"},

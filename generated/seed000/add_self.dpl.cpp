@@ -31,7 +31,7 @@ int match_seed000_add_self(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_add_self_rules[] = {
+constexpr dpl::RuleInfo seed000_add_self_rules[] = {
   {"add_self", "add_self.dpl:4"},
 };
 

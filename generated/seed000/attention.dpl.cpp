@@ -126,7 +126,7 @@ int match_seed000_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_attention_rules[] = {
+constexpr dpl::RuleInfo seed000_attention_rules[] = {
   {"fuse_attention", "attention.dpl:16"},
 };
 

@@ -40,7 +40,7 @@ int match_seed000_commutative(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_commutative_rules[] = {
+constexpr dpl::RuleInfo seed000_commutative_rules[] = {
   {"one_to_two", "commutative.dpl:7"},
 };
 

@@ -41,7 +41,7 @@ int match_seed000_distribute(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_distribute_rules[] = {
+constexpr dpl::RuleInfo seed000_distribute_rules[] = {
   {"distribute_const_multiply", "distribute.dpl:5"},
 };
 

@@ -35,7 +35,7 @@ int match_seed000_keep_original(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_keep_original_rules[] = {
+constexpr dpl::RuleInfo seed000_keep_original_rules[] = {
   {"quadruple_float16", "keep_original.dpl:6"},
 };
 

@@ -34,7 +34,7 @@ int match_seed000_quadruple(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed000_quadruple_rules[] = {
+constexpr dpl::RuleInfo seed000_quadruple_rules[] = {
   {"quadruple", "quadruple.dpl:4"},
 };
 

@@ -44,7 +44,7 @@ int match_seed001_partition(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed001_partition_rules[] = {
+constexpr dpl::RuleInfo seed001_partition_rules[] = {
   {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7"},
 };
 
@@ -69,7 +69,7 @@ int match_seed001_difference_of_squares(dpl::Rewriter& rewriter, dpl::Node* root
   return -1;
 }
 
-const dpl::RuleInfo seed001_difference_of_squares_rules[] = {
+constexpr dpl::RuleInfo seed001_difference_of_squares_rules[] = {
   {"difference_of_squares", "add_subtract_multiply.dpl:11"},
 };
 

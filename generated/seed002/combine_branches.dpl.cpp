@@ -157,7 +157,7 @@ int match_seed002_combine_branches(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_branches_any_node(rewriter, root);
 }
 
-const dpl::RuleInfo seed002_combine_branches_rules[] = {
+constexpr dpl::RuleInfo seed002_combine_branches_rules[] = {
   {"combine_bias_add", "combine_branches.dpl:5"},
   {"combine_relu", "combine_branches.dpl:11"},
 };

@@ -131,7 +131,7 @@ int match_seed002_combine_parallel_matmuls(dpl::Rewriter& rewriter, dpl::Node* r
   return match_seed002_combine_parallel_matmuls_any_node(rewriter, root);
 }
 
-const dpl::RuleInfo seed002_combine_parallel_matmuls_rules[] = {
+constexpr dpl::RuleInfo seed002_combine_parallel_matmuls_rules[] = {
   {"combine_constant_weights", "combine_parallel_matmuls.dpl:7"},
   {"combine_parameter_weights", "combine_parallel_matmuls.dpl:13"},
 };

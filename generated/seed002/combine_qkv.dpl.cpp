@@ -86,7 +86,7 @@ int match_seed002_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed002_combine_qkv_rules[] = {
+constexpr dpl::RuleInfo seed002_combine_qkv_rules[] = {
   {"combine_qkv", "combine_qkv.dpl:6"},
 };
 

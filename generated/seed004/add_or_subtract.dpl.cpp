@@ -53,7 +53,7 @@ int match_seed004_add_or_subtract_zero(dpl::Rewriter& rewriter, dpl::Node* root)
   }
 }
 
-const dpl::RuleInfo seed004_add_or_subtract_zero_rules[] = {
+constexpr dpl::RuleInfo seed004_add_or_subtract_zero_rules[] = {
   {"add_or_subtract_zero", "add_or_subtract.dpl:5"},
 };
 

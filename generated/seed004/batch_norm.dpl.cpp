@@ -86,7 +86,7 @@ int match_seed004_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_fold_batch_norm_rules[] = {
+constexpr dpl::RuleInfo seed004_fold_batch_norm_rules[] = {
   {"fold_batch_norm", "batch_norm.dpl:8"},
 };
 

@@ -39,7 +39,7 @@ int match_seed004_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* 
   }
 }
 
-const dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
+constexpr dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
   {"constant_conv_bias_to_add", "constant.dpl:6"},
 };
 

@@ -49,7 +49,7 @@ int match_seed004_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) 
   }
 }
 
-const dpl::RuleInfo seed004_nhwc_conv2d_to_nchw_rules[] = {
+constexpr dpl::RuleInfo seed004_nhwc_conv2d_to_nchw_rules[] = {
   {"nhwc_conv2d_to_nchw", "data_layout.dpl:6"},
 };
 

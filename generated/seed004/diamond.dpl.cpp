@@ -44,7 +44,7 @@ int match_seed004_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root)
   }
 }
 
-const dpl::RuleInfo seed004_relu_plus_leaky_relu_rules[] = {
+constexpr dpl::RuleInfo seed004_relu_plus_leaky_relu_rules[] = {
   {"relu_plus_leaky_relu", "diamond.dpl:6"},
 };
 

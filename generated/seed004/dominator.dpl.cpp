@@ -39,7 +39,7 @@ int match_seed004_partition_conv_elementwise_add(dpl::Rewriter& rewriter, dpl::N
   }
 }
 
-const dpl::RuleInfo seed004_partition_conv_elementwise_add_rules[] = {
+constexpr dpl::RuleInfo seed004_partition_conv_elementwise_add_rules[] = {
   {"seed004.conv2d_elementwise_add", "dominator.dpl:9"},
 };
 

@@ -52,7 +52,7 @@ int match_seed004_3x3_kernels_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) 
   }
 }
 
-const dpl::RuleInfo seed004_3x3_kernels_to_hwio_rules[] = {
+constexpr dpl::RuleInfo seed004_3x3_kernels_to_hwio_rules[] = {
   {"kernel_3x3_to_hwio", "kernel_size.dpl:8"},
 };
 

@@ -93,7 +93,7 @@ int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* ro
   }
 }
 
-const dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
+constexpr dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
   {"binary_op_of_transposes", "op_class.dpl:10"},
 };
 

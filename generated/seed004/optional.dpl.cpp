@@ -62,7 +62,7 @@ int match_seed004_conv_block_global_pool(dpl::Rewriter& rewriter, dpl::Node* roo
   }
 }
 
-const dpl::RuleInfo seed004_conv_block_global_pool_rules[] = {
+constexpr dpl::RuleInfo seed004_conv_block_global_pool_rules[] = {
   {"conv_block_global_mean_to_pool", "optional.dpl:7"},
 };
 

@@ -32,7 +32,7 @@ int match_seed004_partition_one_layer(dpl::Rewriter& rewriter, dpl::Node* root) 
   }
 }
 
-const dpl::RuleInfo seed004_partition_one_layer_rules[] = {
+constexpr dpl::RuleInfo seed004_partition_one_layer_rules[] = {
   {"one_layer", "partition_attributes.dpl:7"},
 };
 

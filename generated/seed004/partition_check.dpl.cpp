@@ -43,7 +43,7 @@ int match_seed004_partition_checked(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_partition_checked_rules[] = {
+constexpr dpl::RuleInfo seed004_partition_checked_rules[] = {
   {"seed004.nchw_batch1_conv2d_relu", "partition_check.dpl:6"},
 };
 

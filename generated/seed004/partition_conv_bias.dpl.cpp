@@ -47,7 +47,7 @@ int match_seed004_partition_conv_bias(dpl::Rewriter& rewriter, dpl::Node* root) 
   }
 }
 
-const dpl::RuleInfo seed004_partition_conv_bias_rules[] = {
+constexpr dpl::RuleInfo seed004_partition_conv_bias_rules[] = {
   {"seed004.conv2d_bias_add_relu", "partition_conv_bias.dpl:7"},
   {"seed004.conv2d_bias_add", "partition_conv_bias.dpl:8"},
 };

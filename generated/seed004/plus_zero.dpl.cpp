@@ -50,7 +50,7 @@ int match_seed004_plus_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_plus_zero_rules[] = {
+constexpr dpl::RuleInfo seed004_plus_zero_rules[] = {
   {"plus_zero", "plus_zero.dpl:4"},
 };
 

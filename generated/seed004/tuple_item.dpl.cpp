@@ -67,7 +67,7 @@ int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* 
   }
 }
 
-const dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
+constexpr dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
   {"decompose_batch_norm_relu", "tuple_item.dpl:9"},
 };
 

@@ -63,7 +63,7 @@ int match_seed004_flatten_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_flatten_concat_rules[] = {
+constexpr dpl::RuleInfo seed004_flatten_concat_rules[] = {
   {"flatten_concat_left", "tuples.dpl:6"},
   {"flatten_concat_right", "tuples.dpl:7"},
 };

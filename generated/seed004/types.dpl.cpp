@@ -98,7 +98,7 @@ int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_types_rules[] = {
+constexpr dpl::RuleInfo seed004_types_rules[] = {
   {"astype_float32_noop", "types.dpl:6"},
   {"reshape_10x10_noop", "types.dpl:8"},
   {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:11"},

@@ -46,7 +46,7 @@ int match_seed004_flatten_concat_any(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-const dpl::RuleInfo seed004_flatten_concat_any_rules[] = {
+constexpr dpl::RuleInfo seed004_flatten_concat_any_rules[] = {
   {"flatten_first_field", "variadic.dpl:8"},
 };
 

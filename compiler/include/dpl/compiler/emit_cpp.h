@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dpl/compiler/ast.h"
 #include "dpl/ir/op_registry.h"
@@ -11,6 +12,14 @@ namespace dpl::compiler {
 
 struct EmitOptions {
   std::string namespace_name = "dpl_passes";  // may be nested: "my::passes"
+  // The source in this many files, for parallel compiles of large rule files: the decision-tree functions are
+  // spread over them (parts 2.. hold only those), balanced by size.
+  size_t parts = 1;
+};
+
+struct EmittedSource {
+  std::string name;  // "<stem>.dpl.part2.cpp"
+  std::string text;
 };
 
 struct EmittedCpp {
@@ -18,7 +27,11 @@ struct EmittedCpp {
   std::string source_name;  // "<stem>.dpl.cpp"
   std::string header;
   std::string source;
+  std::vector<EmittedSource> parts;  // parts 2..EmitOptions::parts of the source
 };
+
+// The name of part `part` (0-based; part 0 is "<stem>.dpl.cpp") of a source split into parts: "<stem>.dpl.part2.cpp".
+std::string part_source_name(const std::string& stem, size_t part);
 
 // `file` must have passed sema. The output depends only on the file's contents, its base name and the options,
 // so it is byte-identical across machines and runs.
