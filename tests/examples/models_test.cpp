@@ -18,6 +18,7 @@
 #include "many_rules.dpl.h"
 #include "partition_linear.dpl.h"
 #include "partition_resnet.dpl.h"
+#include "partition_rotary.dpl.h"
 #include "pool_before_relu.dpl.h"
 #include "rms_norm.dpl.h"
 #include "simplify.dpl.h"
@@ -483,6 +484,45 @@ TEST(ModelNumerics, BertLinearLayersPartitioned) {
 // The gated feed-forward blocks (slow: TinyLlama's weights take a minute to evaluate).
 TEST(ModelNumerics, TinyLlamaLinearLayersPartitioned) {
   expect_linear_partition_keeps_numerics("tinyllama_1_1b_chat.relax", 22 + 88);
+}
+
+// --- TinyLlama's rotary embeddings carved into composite functions (examples/models/partition_rotary.dpl)
+//
+// Counted from the model file: each of the 22 layers rotates its query and its key, x * cos + rotate_half(x) *
+// sin with rotate_half written as concat((negative(x[..., 32:64]), x[..., 0:32]), axis=-1): 44 rotations, each
+// of 7 calls (2 multiplies, 2 strided_slices, a negative, a concat, an add). What stays in main of those ops: the
+// frequency table's concat((f, f)), and the tables' expand_dims.
+TEST(TinyLlamaRotary, EveryQueryAndKeyRotationBecomesAComposite) {
+  Loaded loaded = load_file(kModelDir + "tinyllama_1_1b_chat.relax");
+  ASSERT_TRUE(loaded);
+  const PassDef& pass = dpl_passes::models_partition_rotary_pass();
+  EXPECT_EQ(fired_by_rule(run_verified(pass, *loaded.module)), (Fired{{"models.rotary_embedding", 44}}));
+  ASSERT_EQ(loaded.module->functions().size(), 1u + 44u);
+  for (const auto& function : loaded.module->functions()) {
+    if (function->name() == "main") continue;
+    const AttrValue* composite = function->find_attr("Composite");
+    ASSERT_NE(composite, nullptr) << function->name();
+    EXPECT_EQ(std::get<std::string>(*composite), "models.rotary_embedding");
+    EXPECT_EQ(function->params().size(), 3u) << function->name();  // the rotated value and the two tables
+    EXPECT_EQ(count_calls(*function, op::strided_slice), 2u) << function->name();
+    EXPECT_EQ(count_calls(*function, op::negative), 1u) << function->name();
+  }
+  const Function* main = main_function(*loaded.module);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(count_calls(*main, op::negative), 0u);
+  EXPECT_EQ(count_calls(*main, op::concat), 1u);
+  EXPECT_EQ(count_calls(*main, op::strided_slice), 0u);
+  EXPECT_TRUE(verifies_and_rereads(*loaded.module));
+  EXPECT_EQ(run_verified(pass, *loaded.module).rewrites, 0u);
+}
+
+// The other models have no rotary embedding.
+TEST(TinyLlamaRotary, NothingElseIsARotation) {
+  for (const char* file : {"bert_base_uncased.relax", "vit_base_patch16_224.relax", "resnet50.relax"}) {
+    Loaded loaded = load_file(kModelDir + file);
+    ASSERT_TRUE(loaded) << file;
+    EXPECT_EQ(run_verified(dpl_passes::models_partition_rotary_pass(), *loaded.module).rewrites, 0u) << file;
+  }
 }
 
 // --- the generated 200-rule set

@@ -517,8 +517,9 @@ TEST(Verify, EveryBundledExampleRuleFilePasses) {
                                                      "seed000_commutative/one_to_two (alternative 2 of 2)"};
   EXPECT_EQ(unsound, expected_unsound);
   // Multi-root, group and partition rules (grouped-query attention too), composite calls and dominator patterns
-  // are all verified; this one is not, for the reason its line in docs/verification.md gives.
+  // are all verified; these two are not, each for the reason its line in docs/verification.md gives.
   const std::vector<std::string> expected_not_verified = {
+      "models_partition_rotary/models.rotary_embedding",
       "seed004_types/conv2d_relu_1x32x28x28_to_nhwc",
   };
   EXPECT_EQ(not_verified, expected_not_verified);
