@@ -2016,8 +2016,6 @@ std::string counted(size_t count, const std::string& noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-// The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
-// then the matcher dispatching on the root.
 // A function of the generated source holding a pass's decision tree for one root op (or for several whose code is
 // the same): emitted apart from the rest, so that a source split into parts can put it in another file.
 struct TreeFunction {
@@ -2026,7 +2024,8 @@ struct TreeFunction {
   bool movable = false;    // uses nothing file-local (no multi-root rule function, no declared op's id)
 };
 
-// Appends the group functions of `pass` to `functions` and writes its dispatching matcher to `out`.
+// The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
+// appended to `tree_functions`, then the matcher dispatching on the root, written to `out`.
 void emit_matcher(CodeWriter& out, std::vector<TreeFunction>& tree_functions, const Pass& pass,
                   const std::string& matcher, const PassTrees& trees, NameTable& names, const OpRegistry& registry,
                   bool movable) {
@@ -2152,9 +2151,9 @@ namespace {
 // The namespace of the functions a source split into parts shares between them: from the file's stem, so that
 // two rule files of one library do not share it.
 std::string parts_namespace_name(const std::string& stem) {
-  std::string name;
+  std::string name = "dpl_parts_";
   for (char c : stem) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name + "_dpl_parts";
+  return name;
 }
 
 // The part (0 = the first, the file that also holds everything else) of each function: the movable ones go,

@@ -174,7 +174,9 @@ int main(int argc, char** argv) {
   if (written && !depfile.empty()) {
     // Absolute paths: the build tool may run in another directory than dplc did.
     std::string rule;
-    for (const fs::path& target : targets) rule += (rule.empty() ? "" : " ") + make_escape(fs::absolute(target).string());
+    for (const fs::path& target : targets) {
+      rule += (rule.empty() ? "" : " ") + make_escape(fs::absolute(target).string());
+    }
     rule += ":";
     for (const std::string& dependency : result.inputs) rule += " " + make_escape(fs::absolute(dependency).string());
     written = outputs.stage(depfile, rule + "\n", write_error);
