@@ -1,7 +1,9 @@
 // The checks each fuzz target applies to one input (see harness.h).
 #include "harness.h"
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dpl/compiler/compile.h"
@@ -56,6 +58,49 @@ std::string check_well_formed(const Module& module) {
   return "";
 }
 
+// The names of the functions `source` defines as decision trees (`int NAME(dpl::Rewriter& rewriter, dpl::Node*
+// root) {` at the start of a line), and those it only declares (the same ending in `;`).
+void tree_functions(const std::string& source, std::map<std::string, int>& defined,
+                    std::map<std::string, int>& declared) {
+  static const std::string kSignature = "(dpl::Rewriter& rewriter, dpl::Node* root)";
+  size_t start = 0;
+  while (start < source.size()) {
+    size_t end = source.find('\n', start);
+    if (end == std::string::npos) end = source.size();
+    const std::string_view line(source.data() + start, end - start);
+    const size_t signature = line.find(kSignature);
+    if (line.starts_with("int ") && signature != std::string_view::npos) {
+      const std::string name(line.substr(4, signature - 4));
+      const std::string_view rest = line.substr(signature + kSignature.size());
+      if (rest == " {") ++defined[name];
+      if (rest == ";") ++declared[name];
+    }
+    start = end + 1;
+  }
+}
+
+// The source split into three parts (dplc --parts 3) defines the same decision trees as the single file, each
+// once, and the first part declares every tree another part defines.
+std::string check_parts(const compiler::AstFile& ast, const compiler::EmittedCpp& single) {
+  compiler::EmitOptions options;
+  options.parts = 3;
+  const compiler::EmittedCpp split = compiler::emit_cpp(ast, options);
+  if (split.parts.size() != 2) return "--parts 3 gave " + std::to_string(split.parts.size() + 1) + " parts";
+  std::map<std::string, int> single_defined, single_declared, defined, first_declared, other_declared;
+  tree_functions(single.source, single_defined, single_declared);
+  tree_functions(split.source, defined, first_declared);
+  std::map<std::string, int> first_defined = defined;
+  for (const compiler::EmittedSource& part : split.parts) tree_functions(part.text, defined, other_declared);
+  if (defined != single_defined) return "--parts 3 defines other decision trees than the single file";
+  for (const auto& [name, count] : defined) {
+    if (count != 1) return "--parts 3 defines " + name + " " + std::to_string(count) + " times";
+    if (first_defined.count(name) == 0 && first_declared.count(name) == 0) {
+      return "--parts 3 does not declare " + name + " in the first part";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string check_rules_input(std::string_view text) {
@@ -66,7 +111,7 @@ std::string check_rules_input(std::string_view text) {
   if (!result.cpp.has_value() || result.cpp->header.empty() || result.cpp->source.empty()) {
     return "the rules compiled without errors but no C++ was emitted";
   }
-  return "";
+  return check_parts(*result.ast, *result.cpp);
 }
 
 std::string check_relax_input(std::string_view text) {

@@ -10,7 +10,9 @@ namespace dpl::fuzz {
 // A crash, a sanitizer report or a hang inside them is a finding as well.
 
 // `text` as a .dpl file through parse, imports, pattern macros, sema and C++ emission (to memory). Clean: it
-// compiles to a non-empty header and source, or it fails with at least one error and every error has a location.
+// compiles to a non-empty header and source, or it fails with at least one error and every error has a location;
+// split into three parts (dplc --parts 3), the source defines the same decision trees, each once, and its first
+// part declares those the others define.
 std::string check_rules_input(std::string_view text);
 
 // `text` as TVMScript. Clean: it reads to a module that verifies and prints to text that reads back to an equal

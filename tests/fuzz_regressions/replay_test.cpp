@@ -57,4 +57,17 @@ TEST(FuzzRegressions, EveryRuleFileIsHandledCleanlyByTheLanguageServer) {
   EXPECT_GT(replayed, 0u) << "no inputs under " << DPL_FUZZ_REGRESSIONS_DIR;
 }
 
+// The rules check on the rule files of tests/compiler/run (multi-root rules, declared ops, partitions, externs:
+// every kind of generated tree), which compile: the source split into parts holds the same trees
+// (harness.h, check_parts).
+TEST(FuzzRegressions, CompilingRuleFilesSplitIntoPartsKeepsEveryTree) {
+  size_t compiled = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(DPL_COMPILER_RUN_DIR))) {
+    if (entry.path().extension() != ".dpl") continue;
+    EXPECT_EQ(dpl::fuzz::check_rules_input(read_bytes(entry.path())), "") << entry.path();
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 10u);
+}
+
 }  // namespace
