@@ -1770,16 +1770,6 @@ void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistr
   }
 }
 
-// The trailing PassDef initializers where they differ from the defaults: a partition pass visits users first; a
-// pass with a rule anchored at any value visits parameters too (a rewrite pass, so operands first).
-std::string visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives) {
-  bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) { return a.any_node; });
-  bool partition = std::any_of(pass.rules.begin(), pass.rules.end(),
-                               [](const Rule& rule) { return rule.kind == Rule::Kind::Partition; });
-  if (partition) return ", dpl::VisitOrder::UsersFirst";
-  return any_node ? ", dpl::VisitOrder::OperandsFirst, /*visit_params=*/true" : "";
-}
-
 // Dispatch on the root op of a call to the matcher function of each op: an op declared in the .dpl file (whose id
 // is known at run time only, so it cannot be a case label) behind an `if`, then a switch over the built-in ops, ops
 // that share a function sharing a case. After the dispatch, a call of any other op returns -1 when
@@ -1873,6 +1863,33 @@ struct PassTrees {
   std::vector<Alternative> alternatives;  // in rule order
   std::vector<PatternPtr> patterns;       // the alternatives' patterns
 };
+
+// The trailing PassDef initializers where they differ from the defaults: a partition pass visits users first; a
+// pass with a rule anchored at any value visits parameters too (a rewrite pass, so operands first); the table of
+// root ops (`root_ops`, empty when some rule is rooted elsewhere).
+std::string visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives,
+                               const std::string& root_ops) {
+  bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) { return a.any_node; });
+  bool partition = std::any_of(pass.rules.begin(), pass.rules.end(),
+                               [](const Rule& rule) { return rule.kind == Rule::Kind::Partition; });
+  std::string order = partition ? "dpl::VisitOrder::UsersFirst" : "dpl::VisitOrder::OperandsFirst";
+  std::string visit_params = any_node ? "/*visit_params=*/true" : "/*visit_params=*/false";
+  if (!root_ops.empty()) return ", " + order + ", " + visit_params + ", " + root_ops;
+  if (partition) return ", " + order;
+  return any_node ? ", " + order + ", " + visit_params : "";
+}
+
+// The ops the pass's rules are rooted at, in id order, when every rule is rooted at an op call; else none.
+std::vector<OpId> root_ops_of(const PassTrees& trees) {
+  std::vector<OpId> ops;
+  for (const PassTrees::Group& group : trees.groups) {
+    if (group.kind != PassTrees::Group::Kind::Op) return {};
+    ops.push_back(group.op);
+  }
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  return ops;
+}
 
 // Builds the trees of `pass`; multi-root rules' functions are written to `rules_code`. Within a group the
 // alternatives are added in rule order (docs/semantics.md, "Rule order"): higher priority first, then the more
@@ -2299,11 +2316,18 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     std::string matcher_and_table;
   };
   std::vector<PassCode> pass_code;
-  std::map<const Pass*, std::pair<std::string, std::string>> matcher_and_table;
+  struct PassNames {
+    std::string matcher;
+    std::string rule_table;
+    std::string root_ops;  // empty: the pass has no table of root ops
+  };
+  std::map<const Pass*, PassNames> pass_names;
   for (const Pass& pass : file.passes) {
     std::string matcher = names.fresh("match_" + pass.name);
     std::string rule_table = names.fresh(pass.name + "_rules");
-    matcher_and_table[&pass] = {matcher, rule_table};
+    const std::vector<OpId> root_ops = root_ops_of(trees[&pass]);
+    std::string root_ops_table = root_ops.empty() ? "" : names.fresh(pass.name + "_root_ops");
+    pass_names[&pass] = {matcher, rule_table, root_ops_table};
     PassCode& code = pass_code.emplace_back();
     // A multi-root rule's function and a declared op's id are file-local: trees using them stay in the first part.
     const bool movable = file.ops.empty() && std::none_of(pass.rules.begin(), pass.rules.end(), [](const Rule& rule) {
@@ -2326,6 +2350,17 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
       out.line("};");
     }
     out.blank();
+    if (!root_ops.empty()) {
+      // An op declared in the file has its id at run time only: then the table is initialized at start-up.
+      const bool builtin = std::all_of(root_ops.begin(), root_ops.end(),
+                                       [](OpId op) { return op < std::size(kBuiltinOpIdents); });
+      std::vector<std::string> constants;
+      for (OpId op : root_ops) constants.push_back(op_constant(registry.get(op)));
+      out.line("// The ops the rules of pass " + pass.name + " are rooted at: the driver queues no other node again.");
+      out.line(std::string(builtin ? "constexpr" : "const") + " dpl::OpId " + root_ops_table + "[] = {" +
+               fmt::format("{}", fmt::join(constants, ", ")) + "};");
+      out.blank();
+    }
     code.matcher_and_table = out.str();
   }
   std::vector<TreeFunction*> all_functions;
@@ -2370,12 +2405,12 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.line("}  // namespace");
   source.blank();
   for (const Pass& pass : file.passes) {
-    const auto& [matcher, rule_table] = matcher_and_table[&pass];
+    const PassNames& named = pass_names[&pass];
     source.line("const dpl::PassDef& " + pass_functions[&pass] + "() {");
     source.indent();
     source.line("static const dpl::PassDef pass{" + string_literal(pass.name) + ", " +
-                string_literal(pass.description) + ", " + string_literal(file.basename) + ", " + rule_table + ", &" +
-                matcher + visit_initializers(pass, trees[&pass].alternatives) + "};");
+                string_literal(pass.description) + ", " + string_literal(file.basename) + ", " + named.rule_table +
+                ", &" + named.matcher + visit_initializers(pass, trees[&pass].alternatives, named.root_ops) + "};");
     source.line("return pass;");
     source.dedent();
     source.line("}");

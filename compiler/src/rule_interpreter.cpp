@@ -1467,19 +1467,23 @@ class InterpretedPass {
     });
     // Each kind of node gets the alternatives that can match it, in that order; any-node ones fit every node.
     bool any_node = false;
+    bool only_op_roots = true;
     for (Alternative* alternative : ordered) {
       switch (alternative->anchor()) {
         case Alternative::Anchor::Op:
           by_op_[alternative->root_op()].push_back(alternative);
           break;
         case Alternative::Anchor::Composite:
+          only_op_roots = false;
           at_func_calls_.push_back(alternative);
           break;
         case Alternative::Anchor::TupleItem:
+          only_op_roots = false;
           at_items_.push_back(alternative);
           break;
         case Alternative::Anchor::AnyNode:
           any_node = true;
+          only_op_roots = false;
           for (std::vector<Alternative*>& at_op : by_op_) at_op.push_back(alternative);
           at_func_calls_.push_back(alternative);
           at_items_.push_back(alternative);
@@ -1497,7 +1501,10 @@ class InterpretedPass {
     if (slot_ == kNoSlot) throw std::length_error("more than 256 interpreted passes alive at once");
     // A rule anchored at any value sees parameters too (in a rewrite pass, as the emitted pass does).
     const bool visit_params = any_node && order == VisitOrder::OperandsFirst;
-    def_ = PassDef{name_, description_, source_, rule_infos_, kTrampolines[slot_], order, visit_params};
+    for (size_t op = 0; only_op_roots && op < by_op_.size(); ++op) {
+      if (!by_op_[op].empty()) root_ops_.push_back(static_cast<OpId>(op));
+    }
+    def_ = PassDef{name_, description_, source_, rule_infos_, kTrampolines[slot_], order, visit_params, root_ops_};
   }
 
   ~InterpretedPass() {
@@ -1539,6 +1546,7 @@ class InterpretedPass {
   std::vector<Alternative*> at_func_calls_;
   std::vector<Alternative*> at_items_;
   std::vector<Alternative*> at_others_;
+  std::vector<OpId> root_ops_;  // PassDef::root_ops
   size_t slot_ = kNoSlot;
   PassDef def_;
 };

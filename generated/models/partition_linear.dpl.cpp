@@ -134,10 +134,13 @@ constexpr dpl::RuleInfo models_partition_linear_rules[] = {
   {"models.linear", "partition_linear.dpl:19"},
 };
 
+// The ops the rules of pass models_partition_linear are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_partition_linear_root_ops[] = {dpl::op::add, dpl::op::nn_gelu, dpl::op::matmul};
+
 }  // namespace
 
 const dpl::PassDef& models_partition_linear_pass() {
-  static const dpl::PassDef pass{"models_partition_linear", "x @ w^T (+ b) (+ gelu) => composite functions (a cuBLAS/CUTLASS-style pattern table)", "partition_linear.dpl", models_partition_linear_rules, &match_models_partition_linear, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"models_partition_linear", "x @ w^T (+ b) (+ gelu) => composite functions (a cuBLAS/CUTLASS-style pattern table)", "partition_linear.dpl", models_partition_linear_rules, &match_models_partition_linear, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_linear_root_ops};
   return pass;
 }
 

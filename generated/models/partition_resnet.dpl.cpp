@@ -55,10 +55,13 @@ constexpr dpl::RuleInfo models_partition_conv_bn_rules[] = {
   {"models.conv2d_bn", "partition_resnet.dpl:9"},
 };
 
+// The ops the rules of pass models_partition_conv_bn are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_partition_conv_bn_root_ops[] = {dpl::op::nn_relu, dpl::op::nn_batch_norm};
+
 }  // namespace
 
 const dpl::PassDef& models_partition_conv_bn_pass() {
-  static const dpl::PassDef pass{"models_partition_conv_bn", "conv2d + batch_norm (+ relu) => composite functions (ResNet-50: 33 + 20)", "partition_resnet.dpl", models_partition_conv_bn_rules, &match_models_partition_conv_bn, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"models_partition_conv_bn", "conv2d + batch_norm (+ relu) => composite functions (ResNet-50: 33 + 20)", "partition_resnet.dpl", models_partition_conv_bn_rules, &match_models_partition_conv_bn, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_conv_bn_root_ops};
   return pass;
 }
 

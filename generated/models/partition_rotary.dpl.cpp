@@ -81,10 +81,13 @@ constexpr dpl::RuleInfo models_partition_rotary_rules[] = {
   {"models.rotary_embedding", "partition_rotary.dpl:9"},
 };
 
+// The ops the rules of pass models_partition_rotary are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_partition_rotary_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& models_partition_rotary_pass() {
-  static const dpl::PassDef pass{"models_partition_rotary", "x * cos + rotate_half(x) * sin => composite functions (a fused RoPE kernel)", "partition_rotary.dpl", models_partition_rotary_rules, &match_models_partition_rotary, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"models_partition_rotary", "x * cos + rotate_half(x) * sin => composite functions (a fused RoPE kernel)", "partition_rotary.dpl", models_partition_rotary_rules, &match_models_partition_rotary, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_rotary_root_ops};
   return pass;
 }
 

@@ -41,10 +41,13 @@ constexpr dpl::RuleInfo models_pool_before_relu_rules[] = {
   {"pool_before_relu", "pool_before_relu.dpl:8"},
 };
 
+// The ops the rules of pass models_pool_before_relu are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_pool_before_relu_root_ops[] = {dpl::op::nn_max_pool2d};
+
 }  // namespace
 
 const dpl::PassDef& models_pool_before_relu_pass() {
-  static const dpl::PassDef pass{"models_pool_before_relu", "max_pool2d(relu(x)) => relu(max_pool2d(x))", "pool_before_relu.dpl", models_pool_before_relu_rules, &match_models_pool_before_relu};
+  static const dpl::PassDef pass{"models_pool_before_relu", "max_pool2d(relu(x)) => relu(max_pool2d(x))", "pool_before_relu.dpl", models_pool_before_relu_rules, &match_models_pool_before_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_pool_before_relu_root_ops};
   return pass;
 }
 

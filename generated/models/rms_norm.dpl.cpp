@@ -120,10 +120,13 @@ constexpr dpl::RuleInfo models_fuse_rms_norm_rules[] = {
   {"rms_norm", "rms_norm.dpl:8"},
 };
 
+// The ops the rules of pass models_fuse_rms_norm are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_fuse_rms_norm_root_ops[] = {dpl::op::multiply};
+
 }  // namespace
 
 const dpl::PassDef& models_fuse_rms_norm_pass() {
-  static const dpl::PassDef pass{"models_fuse_rms_norm", "w * (x * rsqrt(mean(x^2, axis=-1) + eps)) => nn.rms_norm", "rms_norm.dpl", models_fuse_rms_norm_rules, &match_models_fuse_rms_norm};
+  static const dpl::PassDef pass{"models_fuse_rms_norm", "w * (x * rsqrt(mean(x^2, axis=-1) + eps)) => nn.rms_norm", "rms_norm.dpl", models_fuse_rms_norm_rules, &match_models_fuse_rms_norm, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_rms_norm_root_ops};
   return pass;
 }
 

@@ -60,10 +60,13 @@ constexpr dpl::RuleInfo models_simplify_rules[] = {
   {"add_zero", "simplify.dpl:8"},
 };
 
+// The ops the rules of pass models_simplify are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_simplify_root_ops[] = {dpl::op::add, dpl::op::multiply};
+
 }  // namespace
 
 const dpl::PassDef& models_simplify_pass() {
-  static const dpl::PassDef pass{"models_simplify", "x * 1 => x, x + 0 => x", "simplify.dpl", models_simplify_rules, &match_models_simplify};
+  static const dpl::PassDef pass{"models_simplify", "x * 1 => x, x + 0 => x", "simplify.dpl", models_simplify_rules, &match_models_simplify, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_simplify_root_ops};
   return pass;
 }
 

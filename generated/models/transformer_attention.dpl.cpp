@@ -237,10 +237,13 @@ constexpr dpl::RuleInfo models_fuse_attention_rules[] = {
   {"cancel_head_transposes", "transformer_attention.dpl:57"},
 };
 
+// The ops the rules of pass models_fuse_attention are rooted at: the driver queues no other node again.
+constexpr dpl::OpId models_fuse_attention_root_ops[] = {dpl::op::permute_dims, dpl::op::nn_attention};
+
 }  // namespace
 
 const dpl::PassDef& models_fuse_attention_pass() {
-  static const dpl::PassDef pass{"models_fuse_attention", "written-out attention (BNSH, with or without mask) => nn.attention, grouped-query aware", "transformer_attention.dpl", models_fuse_attention_rules, &match_models_fuse_attention};
+  static const dpl::PassDef pass{"models_fuse_attention", "written-out attention (BNSH, with or without mask) => nn.attention, grouped-query aware", "transformer_attention.dpl", models_fuse_attention_rules, &match_models_fuse_attention, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_attention_root_ops};
   return pass;
 }
 

@@ -35,10 +35,13 @@ constexpr dpl::RuleInfo seed000_add_self_rules[] = {
   {"add_self", "add_self.dpl:4"},
 };
 
+// The ops the rules of pass seed000_add_self are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_add_self_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed000_add_self_pass() {
-  static const dpl::PassDef pass{"seed000_add_self", "x + x => x * 2 (seed 000, simple example)", "add_self.dpl", seed000_add_self_rules, &match_seed000_add_self};
+  static const dpl::PassDef pass{"seed000_add_self", "x + x => x * 2 (seed 000, simple example)", "add_self.dpl", seed000_add_self_rules, &match_seed000_add_self, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_add_self_root_ops};
   return pass;
 }
 

@@ -130,10 +130,13 @@ constexpr dpl::RuleInfo seed000_attention_rules[] = {
   {"fuse_attention", "attention.dpl:16"},
 };
 
+// The ops the rules of pass seed000_attention are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_attention_root_ops[] = {dpl::op::permute_dims};
+
 }  // namespace
 
 const dpl::PassDef& seed000_attention_pass() {
-  static const dpl::PassDef pass{"seed000_attention", "softmax(Q K^T * scale) V written out in 3-D => nn.attention(Q, K, V, scale) (seed 000)", "attention.dpl", seed000_attention_rules, &match_seed000_attention};
+  static const dpl::PassDef pass{"seed000_attention", "softmax(Q K^T * scale) V written out in 3-D => nn.attention(Q, K, V, scale) (seed 000)", "attention.dpl", seed000_attention_rules, &match_seed000_attention, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_attention_root_ops};
   return pass;
 }
 

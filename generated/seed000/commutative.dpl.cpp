@@ -44,10 +44,13 @@ constexpr dpl::RuleInfo seed000_commutative_rules[] = {
   {"one_to_two", "commutative.dpl:7"},
 };
 
+// The ops the rules of pass seed000_commutative are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_commutative_root_ops[] = {dpl::op::add, dpl::op::multiply};
+
 }  // namespace
 
 const dpl::PassDef& seed000_commutative_pass() {
-  static const dpl::PassDef pass{"seed000_commutative", "(add | multiply)(x, 1.0) => same op with 2.0, either operand order (seed 000)", "commutative.dpl", seed000_commutative_rules, &match_seed000_commutative};
+  static const dpl::PassDef pass{"seed000_commutative", "(add | multiply)(x, 1.0) => same op with 2.0, either operand order (seed 000)", "commutative.dpl", seed000_commutative_rules, &match_seed000_commutative, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_commutative_root_ops};
   return pass;
 }
 

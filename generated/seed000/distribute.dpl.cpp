@@ -45,10 +45,13 @@ constexpr dpl::RuleInfo seed000_distribute_rules[] = {
   {"distribute_const_multiply", "distribute.dpl:5"},
 };
 
+// The ops the rules of pass seed000_distribute are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_distribute_root_ops[] = {dpl::op::multiply};
+
 }  // namespace
 
 const dpl::PassDef& seed000_distribute_pass() {
-  static const dpl::PassDef pass{"seed000_distribute", "multiply(a + b, c: const) => a * c + b * c, to convergence (seed 000, repeated pattern)", "distribute.dpl", seed000_distribute_rules, &match_seed000_distribute};
+  static const dpl::PassDef pass{"seed000_distribute", "multiply(a + b, c: const) => a * c + b * c, to convergence (seed 000, repeated pattern)", "distribute.dpl", seed000_distribute_rules, &match_seed000_distribute, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_distribute_root_ops};
   return pass;
 }
 

@@ -39,10 +39,13 @@ constexpr dpl::RuleInfo seed000_keep_original_rules[] = {
   {"quadruple_float16", "keep_original.dpl:6"},
 };
 
+// The ops the rules of pass seed000_keep_original are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_keep_original_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed000_keep_original_pass() {
-  static const dpl::PassDef pass{"seed000_keep_original", "(x + x) + (x + x) => x * 4 for float16 only: declines on the seed's graph (seed 000)", "keep_original.dpl", seed000_keep_original_rules, &match_seed000_keep_original};
+  static const dpl::PassDef pass{"seed000_keep_original", "(x + x) + (x + x) => x * 4 for float16 only: declines on the seed's graph (seed 000)", "keep_original.dpl", seed000_keep_original_rules, &match_seed000_keep_original, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_keep_original_root_ops};
   return pass;
 }
 

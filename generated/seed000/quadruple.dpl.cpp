@@ -38,10 +38,13 @@ constexpr dpl::RuleInfo seed000_quadruple_rules[] = {
   {"quadruple", "quadruple.dpl:4"},
 };
 
+// The ops the rules of pass seed000_quadruple are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed000_quadruple_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed000_quadruple_pass() {
-  static const dpl::PassDef pass{"seed000_quadruple", "(x + x) + (x + x) => x * 4 (seed 000, simple example)", "quadruple.dpl", seed000_quadruple_rules, &match_seed000_quadruple};
+  static const dpl::PassDef pass{"seed000_quadruple", "(x + x) + (x + x) => x * 4 (seed 000, simple example)", "quadruple.dpl", seed000_quadruple_rules, &match_seed000_quadruple, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_quadruple_root_ops};
   return pass;
 }
 

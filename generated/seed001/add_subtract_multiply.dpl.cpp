@@ -48,6 +48,9 @@ constexpr dpl::RuleInfo seed001_partition_rules[] = {
   {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7"},
 };
 
+// The ops the rules of pass seed001_partition are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed001_partition_root_ops[] = {dpl::op::multiply};
+
 // Pass seed001_difference_of_squares, rooted at a composite call: the decision tree of its rules.
 int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule difference_of_squares (add_subtract_multiply.dpl:11)
@@ -76,7 +79,7 @@ constexpr dpl::RuleInfo seed001_difference_of_squares_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed001_partition_pass() {
-  static const dpl::PassDef pass{"seed001_partition", "(x + y) * (x - y) => a call of composite ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl", seed001_partition_rules, &match_seed001_partition, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"seed001_partition", "(x + y) * (x - y) => a call of composite ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl", seed001_partition_rules, &match_seed001_partition, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed001_partition_root_ops};
   return pass;
 }
 

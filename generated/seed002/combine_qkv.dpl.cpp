@@ -90,10 +90,13 @@ constexpr dpl::RuleInfo seed002_combine_qkv_rules[] = {
   {"combine_qkv", "combine_qkv.dpl:6"},
 };
 
+// The ops the rules of pass seed002_combine_qkv are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed002_combine_qkv_root_ops[] = {dpl::op::matmul};
+
 }  // namespace
 
 const dpl::PassDef& seed002_combine_qkv_pass() {
-  static const dpl::PassDef pass{"seed002_combine_qkv", "q, k, v = x @ wq, x @ wk, x @ wv => one matmul of x with concat(wq, wk, wv), split (seed 002)", "combine_qkv.dpl", seed002_combine_qkv_rules, &match_seed002_combine_qkv};
+  static const dpl::PassDef pass{"seed002_combine_qkv", "q, k, v = x @ wq, x @ wk, x @ wv => one matmul of x with concat(wq, wk, wv), split (seed 002)", "combine_qkv.dpl", seed002_combine_qkv_rules, &match_seed002_combine_qkv, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed002_combine_qkv_root_ops};
   return pass;
 }
 

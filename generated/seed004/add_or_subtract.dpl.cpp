@@ -57,10 +57,13 @@ constexpr dpl::RuleInfo seed004_add_or_subtract_zero_rules[] = {
   {"add_or_subtract_zero", "add_or_subtract.dpl:5"},
 };
 
+// The ops the rules of pass seed004_add_or_subtract_zero are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_add_or_subtract_zero_root_ops[] = {dpl::op::add, dpl::op::subtract};
+
 }  // namespace
 
 const dpl::PassDef& seed004_add_or_subtract_zero_pass() {
-  static const dpl::PassDef pass{"seed004_add_or_subtract_zero", "x + 0, 0 + x, x - 0 => x (seed 004, one of two ops)", "add_or_subtract.dpl", seed004_add_or_subtract_zero_rules, &match_seed004_add_or_subtract_zero};
+  static const dpl::PassDef pass{"seed004_add_or_subtract_zero", "x + 0, 0 + x, x - 0 => x (seed 004, one of two ops)", "add_or_subtract.dpl", seed004_add_or_subtract_zero_rules, &match_seed004_add_or_subtract_zero, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_add_or_subtract_zero_root_ops};
   return pass;
 }
 

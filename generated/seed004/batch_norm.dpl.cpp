@@ -90,10 +90,13 @@ constexpr dpl::RuleInfo seed004_fold_batch_norm_rules[] = {
   {"fold_batch_norm", "batch_norm.dpl:8"},
 };
 
+// The ops the rules of pass seed004_fold_batch_norm are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_fold_batch_norm_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_fold_batch_norm_pass() {
-  static const dpl::PassDef pass{"seed004_fold_batch_norm", "gamma * (x - mean) / sqrt(var + eps) + beta => batch_norm (seed 004, rewriting)", "batch_norm.dpl", seed004_fold_batch_norm_rules, &match_seed004_fold_batch_norm};
+  static const dpl::PassDef pass{"seed004_fold_batch_norm", "gamma * (x - mean) / sqrt(var + eps) + beta => batch_norm (seed 004, rewriting)", "batch_norm.dpl", seed004_fold_batch_norm_rules, &match_seed004_fold_batch_norm, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_fold_batch_norm_root_ops};
   return pass;
 }
 

@@ -43,10 +43,13 @@ constexpr dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
   {"constant_conv_bias_to_add", "constant.dpl:6"},
 };
 
+// The ops the rules of pass seed004_constant_conv_bias_to_add are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_constant_conv_bias_to_add_root_ops[] = {dpl::op::nn_bias_add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_constant_conv_bias_to_add_pass() {
-  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)", "constant.dpl", seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add};
+  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)", "constant.dpl", seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_constant_conv_bias_to_add_root_ops};
   return pass;
 }
 

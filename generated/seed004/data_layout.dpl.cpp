@@ -53,10 +53,13 @@ constexpr dpl::RuleInfo seed004_nhwc_conv2d_to_nchw_rules[] = {
   {"nhwc_conv2d_to_nchw", "data_layout.dpl:6"},
 };
 
+// The ops the rules of pass seed004_nhwc_conv2d_to_nchw are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_nhwc_conv2d_to_nchw_root_ops[] = {dpl::op::nn_conv2d};
+
 }  // namespace
 
 const dpl::PassDef& seed004_nhwc_conv2d_to_nchw_pass() {
-  static const dpl::PassDef pass{"seed004_nhwc_conv2d_to_nchw", "conv2d NHWC => transpose, conv2d NCHW, transpose (seed 004, data_layout attribute)", "data_layout.dpl", seed004_nhwc_conv2d_to_nchw_rules, &match_seed004_nhwc_conv2d_to_nchw};
+  static const dpl::PassDef pass{"seed004_nhwc_conv2d_to_nchw", "conv2d NHWC => transpose, conv2d NCHW, transpose (seed 004, data_layout attribute)", "data_layout.dpl", seed004_nhwc_conv2d_to_nchw_rules, &match_seed004_nhwc_conv2d_to_nchw, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_nhwc_conv2d_to_nchw_root_ops};
   return pass;
 }
 

@@ -48,10 +48,13 @@ constexpr dpl::RuleInfo seed004_relu_plus_leaky_relu_rules[] = {
   {"relu_plus_leaky_relu", "diamond.dpl:6"},
 };
 
+// The ops the rules of pass seed004_relu_plus_leaky_relu are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_relu_plus_leaky_relu_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_relu_plus_leaky_relu_pass() {
-  static const dpl::PassDef pass{"seed004_relu_plus_leaky_relu", "relu(c) + leaky_relu(c, a) => 2 * leaky_relu(c, a / 2) (seed 004, diamond)", "diamond.dpl", seed004_relu_plus_leaky_relu_rules, &match_seed004_relu_plus_leaky_relu};
+  static const dpl::PassDef pass{"seed004_relu_plus_leaky_relu", "relu(c) + leaky_relu(c, a) => 2 * leaky_relu(c, a / 2) (seed 004, diamond)", "diamond.dpl", seed004_relu_plus_leaky_relu_rules, &match_seed004_relu_plus_leaky_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_relu_plus_leaky_relu_root_ops};
   return pass;
 }
 

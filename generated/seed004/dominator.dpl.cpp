@@ -43,10 +43,13 @@ constexpr dpl::RuleInfo seed004_partition_conv_elementwise_add_rules[] = {
   {"seed004.conv2d_elementwise_add", "dominator.dpl:9"},
 };
 
+// The ops the rules of pass seed004_partition_conv_elementwise_add are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_partition_conv_elementwise_add_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_partition_conv_elementwise_add_pass() {
-  static const dpl::PassDef pass{"seed004_partition_conv_elementwise_add", "conv2d -> elementwise paths -> add => composite (seed 004, dominator)", "dominator.dpl", seed004_partition_conv_elementwise_add_rules, &match_seed004_partition_conv_elementwise_add, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"seed004_partition_conv_elementwise_add", "conv2d -> elementwise paths -> add => composite (seed 004, dominator)", "dominator.dpl", seed004_partition_conv_elementwise_add_rules, &match_seed004_partition_conv_elementwise_add, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_elementwise_add_root_ops};
   return pass;
 }
 

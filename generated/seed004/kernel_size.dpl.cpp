@@ -56,10 +56,13 @@ constexpr dpl::RuleInfo seed004_3x3_kernels_to_hwio_rules[] = {
   {"kernel_3x3_to_hwio", "kernel_size.dpl:8"},
 };
 
+// The ops the rules of pass seed004_3x3_kernels_to_hwio are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_3x3_kernels_to_hwio_root_ops[] = {dpl::op::nn_conv2d};
+
 }  // namespace
 
 const dpl::PassDef& seed004_3x3_kernels_to_hwio_pass() {
-  static const dpl::PassDef pass{"seed004_3x3_kernels_to_hwio", "conv2d with a 3x3 OIHW weight => HWIO weight (seed 004, kernel size)", "kernel_size.dpl", seed004_3x3_kernels_to_hwio_rules, &match_seed004_3x3_kernels_to_hwio};
+  static const dpl::PassDef pass{"seed004_3x3_kernels_to_hwio", "conv2d with a 3x3 OIHW weight => HWIO weight (seed 004, kernel size)", "kernel_size.dpl", seed004_3x3_kernels_to_hwio_rules, &match_seed004_3x3_kernels_to_hwio, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_3x3_kernels_to_hwio_root_ops};
   return pass;
 }
 

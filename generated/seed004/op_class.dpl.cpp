@@ -97,10 +97,13 @@ constexpr dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
   {"binary_op_of_transposes", "op_class.dpl:10"},
 };
 
+// The ops the rules of pass seed004_binary_op_of_transposes are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_binary_op_of_transposes_root_ops[] = {dpl::op::add, dpl::op::subtract, dpl::op::multiply, dpl::op::divide, dpl::op::floor_divide, dpl::op::power, dpl::op::maximum, dpl::op::minimum, dpl::op::equal, dpl::op::not_equal, dpl::op::less, dpl::op::less_equal, dpl::op::greater, dpl::op::greater_equal, dpl::op::logical_and, dpl::op::logical_or, dpl::op::bitwise_and, dpl::op::bitwise_or, dpl::op::nn_bias_add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_binary_op_of_transposes_pass() {
-  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)", "op_class.dpl", seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes};
+  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)", "op_class.dpl", seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_binary_op_of_transposes_root_ops};
   return pass;
 }
 

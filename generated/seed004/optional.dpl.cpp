@@ -66,10 +66,13 @@ constexpr dpl::RuleInfo seed004_conv_block_global_pool_rules[] = {
   {"conv_block_global_mean_to_pool", "optional.dpl:7"},
 };
 
+// The ops the rules of pass seed004_conv_block_global_pool are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_conv_block_global_pool_root_ops[] = {dpl::op::mean};
+
 }  // namespace
 
 const dpl::PassDef& seed004_conv_block_global_pool_pass() {
-  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)", "optional.dpl", seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool};
+  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)", "optional.dpl", seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_conv_block_global_pool_root_ops};
   return pass;
 }
 

@@ -36,10 +36,13 @@ constexpr dpl::RuleInfo seed004_partition_one_layer_rules[] = {
   {"one_layer", "partition_attributes.dpl:7"},
 };
 
+// The ops the rules of pass seed004_partition_one_layer are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_partition_one_layer_root_ops[] = {dpl::op::nn_relu};
+
 }  // namespace
 
 const dpl::PassDef& seed004_partition_one_layer_pass() {
-  static const dpl::PassDef pass{"seed004_partition_one_layer", "relu(conv2d(_, _)) => composite one_layer (seed 004, partition attributes)", "partition_attributes.dpl", seed004_partition_one_layer_rules, &match_seed004_partition_one_layer, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"seed004_partition_one_layer", "relu(conv2d(_, _)) => composite one_layer (seed 004, partition attributes)", "partition_attributes.dpl", seed004_partition_one_layer_rules, &match_seed004_partition_one_layer, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_one_layer_root_ops};
   return pass;
 }
 

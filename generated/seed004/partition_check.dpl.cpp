@@ -47,10 +47,13 @@ constexpr dpl::RuleInfo seed004_partition_checked_rules[] = {
   {"seed004.nchw_batch1_conv2d_relu", "partition_check.dpl:6"},
 };
 
+// The ops the rules of pass seed004_partition_checked are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_partition_checked_root_ops[] = {dpl::op::nn_relu};
+
 }  // namespace
 
 const dpl::PassDef& seed004_partition_checked_pass() {
-  static const dpl::PassDef pass{"seed004_partition_checked", "relu(conv2d) with NCHW and batch 1 => composite (seed 004, partition check)", "partition_check.dpl", seed004_partition_checked_rules, &match_seed004_partition_checked, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"seed004_partition_checked", "relu(conv2d) with NCHW and batch 1 => composite (seed 004, partition check)", "partition_check.dpl", seed004_partition_checked_rules, &match_seed004_partition_checked, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_checked_root_ops};
   return pass;
 }
 

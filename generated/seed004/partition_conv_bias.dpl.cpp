@@ -52,10 +52,13 @@ constexpr dpl::RuleInfo seed004_partition_conv_bias_rules[] = {
   {"seed004.conv2d_bias_add", "partition_conv_bias.dpl:8"},
 };
 
+// The ops the rules of pass seed004_partition_conv_bias are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_partition_conv_bias_root_ops[] = {dpl::op::nn_relu, dpl::op::nn_bias_add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_partition_conv_bias_pass() {
-  static const dpl::PassDef pass{"seed004_partition_conv_bias", "conv2d + bias_add (+ relu) => composite functions (seed 004, partition)", "partition_conv_bias.dpl", seed004_partition_conv_bias_rules, &match_seed004_partition_conv_bias, dpl::VisitOrder::UsersFirst};
+  static const dpl::PassDef pass{"seed004_partition_conv_bias", "conv2d + bias_add (+ relu) => composite functions (seed 004, partition)", "partition_conv_bias.dpl", seed004_partition_conv_bias_rules, &match_seed004_partition_conv_bias, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_bias_root_ops};
   return pass;
 }
 

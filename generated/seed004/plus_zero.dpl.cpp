@@ -54,10 +54,13 @@ constexpr dpl::RuleInfo seed004_plus_zero_rules[] = {
   {"plus_zero", "plus_zero.dpl:4"},
 };
 
+// The ops the rules of pass seed004_plus_zero are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_plus_zero_root_ops[] = {dpl::op::add};
+
 }  // namespace
 
 const dpl::PassDef& seed004_plus_zero_pass() {
-  static const dpl::PassDef pass{"seed004_plus_zero", "x + 0 => x (seed 004, constant value)", "plus_zero.dpl", seed004_plus_zero_rules, &match_seed004_plus_zero};
+  static const dpl::PassDef pass{"seed004_plus_zero", "x + 0 => x (seed 004, constant value)", "plus_zero.dpl", seed004_plus_zero_rules, &match_seed004_plus_zero, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_plus_zero_root_ops};
   return pass;
 }
 

@@ -71,10 +71,13 @@ constexpr dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
   {"decompose_batch_norm_relu", "tuple_item.dpl:9"},
 };
 
+// The ops the rules of pass seed004_decompose_batch_norm_relu are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_decompose_batch_norm_relu_root_ops[] = {dpl::op::nn_relu};
+
 }  // namespace
 
 const dpl::PassDef& seed004_decompose_batch_norm_relu_pass() {
-  static const dpl::PassDef pass{"seed004_decompose_batch_norm_relu", "relu(batch_norm(x)[0]) => relu of the arithmetic (seed 004, tuple item)", "tuple_item.dpl", seed004_decompose_batch_norm_relu_rules, &match_seed004_decompose_batch_norm_relu};
+  static const dpl::PassDef pass{"seed004_decompose_batch_norm_relu", "relu(batch_norm(x)[0]) => relu of the arithmetic (seed 004, tuple item)", "tuple_item.dpl", seed004_decompose_batch_norm_relu_rules, &match_seed004_decompose_batch_norm_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_decompose_batch_norm_relu_root_ops};
   return pass;
 }
 

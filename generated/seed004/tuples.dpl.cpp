@@ -68,10 +68,13 @@ constexpr dpl::RuleInfo seed004_flatten_concat_rules[] = {
   {"flatten_concat_right", "tuples.dpl:7"},
 };
 
+// The ops the rules of pass seed004_flatten_concat are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_flatten_concat_root_ops[] = {dpl::op::concat};
+
 }  // namespace
 
 const dpl::PassDef& seed004_flatten_concat_pass() {
-  static const dpl::PassDef pass{"seed004_flatten_concat", "concat((concat((a, b)), c)) => concat((a, b, c)) (seed 004, tuple pattern)", "tuples.dpl", seed004_flatten_concat_rules, &match_seed004_flatten_concat};
+  static const dpl::PassDef pass{"seed004_flatten_concat", "concat((concat((a, b)), c)) => concat((a, b, c)) (seed 004, tuple pattern)", "tuples.dpl", seed004_flatten_concat_rules, &match_seed004_flatten_concat, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_root_ops};
   return pass;
 }
 

@@ -104,10 +104,13 @@ constexpr dpl::RuleInfo seed004_types_rules[] = {
   {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:11"},
 };
 
+// The ops the rules of pass seed004_types are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_types_root_ops[] = {dpl::op::astype, dpl::op::nn_relu, dpl::op::reshape};
+
 }  // namespace
 
 const dpl::PassDef& seed004_types_pass() {
-  static const dpl::PassDef pass{"seed004_types", "rewrites chosen by dtype and shape (seed 004, matching types)", "types.dpl", seed004_types_rules, &match_seed004_types};
+  static const dpl::PassDef pass{"seed004_types", "rewrites chosen by dtype and shape (seed 004, matching types)", "types.dpl", seed004_types_rules, &match_seed004_types, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_types_root_ops};
   return pass;
 }
 

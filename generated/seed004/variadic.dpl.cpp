@@ -50,10 +50,13 @@ constexpr dpl::RuleInfo seed004_flatten_concat_any_rules[] = {
   {"flatten_first_field", "variadic.dpl:8"},
 };
 
+// The ops the rules of pass seed004_flatten_concat_any are rooted at: the driver queues no other node again.
+constexpr dpl::OpId seed004_flatten_concat_any_root_ops[] = {dpl::op::concat};
+
 }  // namespace
 
 const dpl::PassDef& seed004_flatten_concat_any_pass() {
-  static const dpl::PassDef pass{"seed004_flatten_concat_any", "concat((concat((xs...)), ys...)) => concat((xs..., ys...)) (seed 004, fuzzy)", "variadic.dpl", seed004_flatten_concat_any_rules, &match_seed004_flatten_concat_any};
+  static const dpl::PassDef pass{"seed004_flatten_concat_any", "concat((concat((xs...)), ys...)) => concat((xs..., ys...)) (seed 004, fuzzy)", "variadic.dpl", seed004_flatten_concat_any_rules, &match_seed004_flatten_concat_any, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_any_root_ops};
   return pass;
 }
 

@@ -2,10 +2,12 @@
 // a graph written in TVMScript into exactly the expected graph, and leaves graphs it must not touch alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core.dpl.h"
 #include "custom_ops.dpl.h"
@@ -73,6 +75,26 @@ TEST(GeneratedCode, PassesRegisterUnderTheirNames) {
   EXPECT_EQ(pass.rules[0].name, "wrong_rank");
   EXPECT_EQ(pass.rules[1].location, "core.dpl:17");
   EXPECT_EQ(pass.source, "core.dpl");
+}
+
+// The driver queues again, after a rewrite, only calls of the ops a pass's rules are rooted at; a pass with a rule
+// rooted elsewhere (a tuple item, any value) or without rules declares none.
+TEST(GeneratedCode, PassesDeclareTheOpsTheirRulesAreRootedAt) {
+  const dpl::OpRegistry& ops = dpl::OpRegistry::global();
+  auto root_ops = [&](const dpl::PassDef& pass) {
+    std::vector<std::string> names;
+    for (dpl::OpId op : pass.root_ops) names.emplace_back(ops.get(op).name);
+    return names;
+  };
+  EXPECT_EQ(root_ops(dpl_test_passes::run_add_self_pass()), std::vector<std::string>{"add"});
+  EXPECT_EQ(root_ops(dpl_test_passes::run_decline_pass()), std::vector<std::string>{"exp"});
+  // Ops declared in the .dpl file too (their ids are known at start-up only).
+  std::vector<std::string> custom = root_ops(dpl_test_passes::custom_ops_pass());
+  std::sort(custom.begin(), custom.end());
+  EXPECT_EQ(custom, (std::vector<std::string>{"my.scale", "my.sum_all", "nn.gelu", "nn.relu"}));
+  EXPECT_TRUE(dpl_test_passes::run_item_roots_pass().root_ops.empty());
+  EXPECT_TRUE(dpl_test_passes::run_group_of_three_pass().root_ops.empty());
+  EXPECT_TRUE(dpl_test_passes::run_empty_pass().root_ops.empty());
 }
 
 TEST(GeneratedCode, APassWithoutRulesChangesNothing) {

@@ -659,6 +659,22 @@ TEST(Rebuild, TurnsTheMatchedCallIntoTheNewOneKeepingNodeNameAndUsers) {
   EXPECT_EQ(verify(graph.function), "");
 }
 
+// The same pass declaring its root ops, as dplc emits it.
+constexpr OpId kAddRoots[] = {op::add};
+const PassDef kAddSelfRootedPass{"test_add_self_rooted", "x + x => x * 2, rooted at add", "test.dpl",
+                                 std::span(kAddSelfRules, 1), match_add_self_in_place, VisitOrder::OperandsFirst,
+                                 false, kAddRoots};
+
+TEST(Rebuild, ANodeRebuiltAsAnOpNoRuleIsRootedAtIsNotVisitedAgain) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(kAddSelfRootedPass, graph.function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_EQ(result.stats.nodes_visited, 2u) << "the multiplies the adds became cannot match";
+  EXPECT_TRUE(graph.x4->is_call_of(op::multiply));
+  EXPECT_TRUE(graph.x2->is_call_of(op::multiply));
+}
+
 // rule through_log: exp(x) => add(log(x), x) — the new operand log(x) is created after the node it feeds.
 constexpr RuleInfo kThroughLogRules[] = {{"through_log", "log.dpl:1"}};
 int match_through_log(Rewriter& rewriter, Node* root) {

@@ -41,6 +41,7 @@ std::unique_ptr<dpl::compiler::LoadedRules> load(const std::string& path) {
 struct Outcome {
   std::string error;
   std::vector<uint64_t> fired;
+  uint64_t visited = 0;
 };
 
 // `verify_each` runs the IR verifier after every rewrite (costly where a random rule set grows a graph until the
@@ -50,7 +51,7 @@ Outcome run(const dpl::PassDef& pass, Graph& graph, bool verify_each) {
   dpl::RunOptions options;
   options.verify_each = verify_each;
   dpl::PassResult result = dpl::run_pass(pass, graph, options);
-  return Outcome{result.error, result.stats.fired};
+  return Outcome{result.error, result.stats.fired, result.stats.nodes_visited};
 }
 
 struct RandomRun {
@@ -87,6 +88,7 @@ RandomRun compare_random(const std::string& prefix, int files, int graphs_per_fi
       ++graphs;
       EXPECT_EQ(by_compiled.error, by_interpreter.error) << name << ", graph seed " << seed;
       EXPECT_EQ(by_compiled.fired, by_interpreter.fired) << name << ", graph seed " << seed;
+      EXPECT_EQ(by_compiled.visited, by_interpreter.visited) << name << ", graph seed " << seed;
       dpl::EqualityResult equal = dpl::structurally_equal(a, b);
       EXPECT_TRUE(equal.equal) << name << ", graph seed " << seed << ": " << equal.difference;
       if (by_compiled.fired != by_interpreter.fired || !equal.equal) return {};  // one report is enough
@@ -135,11 +137,21 @@ void compare_on(const std::vector<const dpl::PassDef*>& compiled, const std::vec
     Outcome by_interpreter = run(*interpreted[i], *b, true);
     EXPECT_EQ(by_compiled.error, by_interpreter.error) << what << " on " << input;
     EXPECT_EQ(by_compiled.fired, by_interpreter.fired) << what << " on " << input;
+    EXPECT_EQ(by_compiled.visited, by_interpreter.visited) << what << " on " << input;
     for (uint64_t count : by_compiled.fired) coverage.rewrites += count;
   }
   dpl::EqualityResult equal = dpl::structurally_equal(*a, *b);
   EXPECT_TRUE(equal.equal) << what << " on " << input << ": " << equal.difference;
   ++coverage.runs;
+}
+
+// The names of the ops `pass` declares its rules rooted at, sorted (a file's own ops have other ids when
+// interpreted).
+std::vector<std::string> root_op_names(const dpl::PassDef& pass, const dpl::OpRegistry& registry) {
+  std::vector<std::string> names;
+  for (dpl::OpId op : pass.root_ops) names.emplace_back(registry.get(op).name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // Every pass and pipeline of a rule file, compiled (linked in) and interpreted, on each of `inputs`.
@@ -149,6 +161,12 @@ void compare_rule_file(const std::string& path, const std::vector<std::string>& 
   for (const dpl::PassDef* interpreted : rules->interpreter->passes()) {
     const dpl::PassDef* compiled = dpl::PassRegistry::find(interpreted->name);
     ASSERT_NE(compiled, nullptr) << interpreted->name << " is not linked in";
+    EXPECT_EQ(compiled->order, interpreted->order) << interpreted->name;
+    EXPECT_EQ(compiled->visit_params, interpreted->visit_params) << interpreted->name;
+    EXPECT_EQ(root_op_names(*compiled, dpl::OpRegistry::global()),
+              root_op_names(*interpreted, rules->interpreter->file().op_registry ? *rules->interpreter->file().op_registry
+                                                                                 : dpl::OpRegistry::global()))
+        << interpreted->name;
     for (const std::string& input : inputs) {
       compare_on({compiled}, {interpreted}, std::string(interpreted->name), input, coverage);
     }

@@ -53,11 +53,13 @@ class SweepScratch {
 
   std::vector<Node*>& worklist() { return shared_->worklist; }
   std::vector<uint8_t>& queued() { return shared_->queued; }
+  std::vector<uint8_t>& root_op_flags() { return shared_->root_op_flags; }
 
  private:
   struct Vectors {
     std::vector<Node*> worklist;
     std::vector<uint8_t> queued;
+    std::vector<uint8_t> root_op_flags;
     bool busy = false;
   };
   static Vectors& shared() {
@@ -150,11 +152,13 @@ using detail::describe_node;
 
 // --- Rewriter ---
 
-Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued)
+Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued,
+                   std::span<const uint8_t> root_op_flags)
     : function_(function),
       first_new_id_(function.node_id_bound()),
       worklist_(worklist),
       queued_(queued),
+      root_op_flags_(root_op_flags),
       known_ids_(queued.size()) {}
 
 namespace {
@@ -402,7 +406,7 @@ void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::
 }
 
 void Rewriter::enqueue(Node* node) {
-  if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant) return;
+  if (!may_be_root(node)) return;
   if (queued_[node->id()]) return;  // replace_all() sized the flags for every id it knows
   queued_[node->id()] = 1;
   worklist_.push_back(node);
@@ -461,7 +465,13 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
 
   const uint64_t live_nodes = function.num_live_nodes();
   const uint64_t budget = options.budget_per_node * live_nodes + 1024;
-  Rewriter rewriter(function, worklist, queued);
+  std::vector<uint8_t>& root_op_flags = scratch.root_op_flags();
+  root_op_flags.clear();
+  if (!pass.root_ops.empty()) {
+    root_op_flags.resize(*std::max_element(pass.root_ops.begin(), pass.root_ops.end()) + size_t{1}, 0);
+    for (OpId op : pass.root_ops) root_op_flags[op] = 1;
+  }
+  Rewriter rewriter(function, worklist, queued, root_op_flags);
   rewriter.set_module(module);
   RecentRules recent;
   uint64_t discarded = 0;  // nodes that right-hand sides built and then did not use

@@ -41,6 +41,10 @@ struct PassDef {
   VisitOrder order = VisitOrder::OperandsFirst;
   // A rule is anchored at any value (`x: _` in a multi-root rule): function parameters are visited too.
   bool visit_params = false;
+  // The ops of the calls the rules are rooted at, when every rule is rooted at an op call (empty: any node may
+  // be a root). After a rewrite the driver queues only such calls again: the matcher would turn the others away
+  // (`add(x, x) => multiply(x, 2)` rebuilt as a multiply is not visited again).
+  std::span<const OpId> root_ops = {};
 };
 
 // `pipeline NAME = a, b, c;` in a .dpl file: passes run in sequence under one name.
@@ -94,7 +98,9 @@ inline std::vector<int64_t> split_indices(std::span<const int64_t> sizes) {
 // matcher then declines the rule.
 class Rewriter {
  public:
-  Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued);
+  // `root_op_flags`, by op id: the ops the pass's rules are rooted at (empty: any node may be a root).
+  Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued,
+           std::span<const uint8_t> root_op_flags = {});
 
   Function& function() { return function_; }
 
@@ -164,6 +170,11 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
+  bool may_be_root(const Node* node) const {
+    if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;
+    return node->is_call() && node->op() < root_op_flags_.size() && root_op_flags_[node->op()] != 0;
+  }
   // After a rewrite: queues the old users of its roots, then what it `created` (operands first, so that they pop
   // first); everything below the id bound is known from now on.
   void queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created);
@@ -183,6 +194,7 @@ class Rewriter {
   uint32_t first_new_id_ = 0;
   std::vector<Node*>& worklist_;
   std::vector<uint8_t>& queued_;  // by node id: on the worklist
+  std::span<const uint8_t> root_op_flags_;
   size_t known_ids_;              // ids below this were known before the current rewrite
   std::string last_error_;
   uint64_t type_declines_ = 0;
