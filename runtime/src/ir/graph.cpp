@@ -534,33 +534,50 @@ inline bool Function::leads_at_compaction(const Node* value) const {
 size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operands, const AttrList* attrs,
                               TypeRef type) {
   compacted_ = false;
+  // Same arity, operands inline (the usual rebuild): only the slots that change move a use, so `add(x, x) =>
+  // multiply(x, 2)` touches x's use list once, not four times.
+  const bool slot_by_slot =
+      operands.size() == node->num_operands_ && node->num_operands_ <= Node::kInlineOperands;
   // Whether each new operand is surely listed before the node (else compaction must pull it in first): as a
-  // replacement before a user, with the node's old operands as what is known to come earlier.
+  // replacement before a user, with the node's old operands as what is known to come earlier. An operand the
+  // node keeps in its slot stays where it was.
   bool late = false;
   if (!is_late_user(node)) {
-    for (const Node* operand : operands) {
-      if (now_late(operand, node, node)) {
-        late = true;
-        break;
-      }
+    for (size_t i = 0; i < operands.size() && !late; ++i) {
+      if (slot_by_slot && node->inline_operands_[i] == operands[i]) continue;
+      late = now_late(operands[i], node, node);
     }
   }
-  // The old operands, read before their slots are overwritten (element by element: a memmove call costs more
-  // than copying the usual two or three pointers).
+  // The old operands that lose this use, read before their slots are overwritten (element by element: a memmove
+  // call costs more than copying the usual two or three pointers).
   std::array<Node*, Node::kInlineOperands> few;
   std::span<Node*> old_operands;
-  if (node->num_operands_ <= Node::kInlineOperands) {
+  if (slot_by_slot) {
+    uint32_t changed = 0;
+    for (uint32_t i = 0; i < node->num_operands_; ++i) {
+      if (node->inline_operands_[i] != operands[i]) few[changed++] = node->inline_operands_[i];
+    }
+    old_operands = std::span(few.data(), changed);
+  } else if (node->num_operands_ <= Node::kInlineOperands) {
     for (uint32_t i = 0; i < node->num_operands_; ++i) few[i] = node->inline_operands_[i];
     old_operands = std::span(few.data(), node->num_operands_);
   } else {
     rebuilt_operands_.assign(node->operands().begin(), node->operands().end());
     old_operands = rebuilt_operands_;
   }
-  // Old uses out before the new ones go in: an operand the node keeps (`add(x, x) => multiply(x, 2)`) does not
-  // grow its use list on the way. Nothing is removed before all are in.
+  // Old uses out before the new ones go in: an operand the node keeps does not grow its use list on the way.
+  // Nothing is removed before all are in.
   for (Node* old : old_operands) drop_use(old, node);
-  node->drop_operands();
-  set_operands(node, operands);
+  if (slot_by_slot) {
+    for (uint32_t i = 0; i < node->num_operands_; ++i) {
+      if (node->inline_operands_[i] == operands[i]) continue;
+      node->inline_operands_[i] = operands[i];
+      add_use(operands[i], node);
+    }
+  } else {
+    node->drop_operands();
+    set_operands(node, operands);
+  }
   node->op_ = op;
   node->attrs_ = attrs;
   node->type_ = type;

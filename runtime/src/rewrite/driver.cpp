@@ -26,6 +26,7 @@ namespace {
 // they pop).
 void collect_created(const Function& function, size_t known, std::vector<Node*>& created) {
   const std::vector<Node*>& order = function.nodes();
+  if (order.empty() || order.back()->id() < known) return;  // most in-place rebuilds create nothing
   size_t first = order.size();
   while (first > 0 && order[first - 1]->id() >= known) --first;
   for (size_t i = first; i < order.size(); ++i) {
@@ -383,7 +384,8 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
 
 void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
-  if (queued_.size() < known_ids_) queued_.resize(known_ids_, 0);  // once per rewrite, not per new node
+  // Grown by half at a time, not to each rewrite's new bound: a call into vector::resize per rewrite adds up.
+  if (queued_.size() < known_ids_) queued_.resize(std::max<size_t>(known_ids_, queued_.size() * 3 / 2), 0);
   // The worklist is a stack: the old users go in first, latest first, so that the new nodes, operands first, come
   // out before them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   auto later_first = [](const Node* a, const Node* b) { return a->id() > b->id(); };
