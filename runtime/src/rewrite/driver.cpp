@@ -24,9 +24,9 @@ namespace {
 // replacements' operands, which are mostly old nodes: cold on a large graph. The tail may hold nodes that a rule
 // built and declined earlier in the same visit; the driver removes those after the visit (and skips them when
 // they pop).
-void collect_created(const Function& function, size_t known, std::vector<Node*>& created) {
+inline void collect_created(const Function& function, size_t known, std::vector<Node*>& created) {
   const std::vector<Node*>& order = function.nodes();
-  if (order.empty() || order.back()->id() < known) return;  // most in-place rebuilds create nothing
+  if (order.empty() || order.back()->id() < known) [[likely]] return;  // most in-place rebuilds create nothing
   size_t first = order.size();
   while (first > 0 && order[first - 1]->id() >= known) --first;
   for (size_t i = first; i < order.size(); ++i) {
@@ -397,7 +397,7 @@ void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::
   } else if (users.size() == 2) {
     const bool swap = later_first(users[1], users[0]);
     enqueue_old(users[swap ? 1 : 0]);
-    enqueue_old(users[swap ? 0 : 1]);
+    if (users[1] != users[0]) enqueue_old(users[swap ? 0 : 1]);  // `add(x, x)` is one user
   } else if (users.size() > 2) {
     std::vector<Node*>& sorted = sorted_users_scratch_;
     sorted.assign(users.begin(), users.end());
