@@ -510,8 +510,9 @@ const AttrList* Function::default_attrs(OpId op) {
   return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
 }
 
-TypeRef Function::infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error) {
-  return infer_checked_call(registry_.get(op), operands, attrs, error);
+// Inline: rebuild_call() and listed_before() ask on every rewrite.
+inline bool Function::is_late_user(const Node* node) const {
+  return node->id_ < node_states_.size() && (node_states_[node->id_] & kLateUserState) != 0;
 }
 
 // Inline: replace_all_uses() asks once per use it moves.
@@ -645,10 +646,6 @@ uint8_t& Function::state_of(uint32_t id) {
   // Grown by half at a time (compact() trims it to the ids in use): each rewrite of a cascade makes a new late user.
   if (id >= node_states_.size()) node_states_.resize(std::max<size_t>(next_id_, node_states_.size() * 3 / 2), 0);
   return node_states_[id];
-}
-
-bool Function::is_late_user(const Node* node) const {
-  return node->id_ < node_states_.size() && (node_states_[node->id_] & kLateUserState) != 0;
 }
 
 void Function::set_dead(Node* node) {

@@ -202,7 +202,8 @@ Node* Rewriter::proven_call(OpId op, std::initializer_list<Node*> operands) {
 // rewrite a node, its Literal and their page faults. Constants print inline, so the text does not change (one
 // that is the output has no other users after compact(): nothing else is reachable from it). The cap keeps a
 // constant from becoming a hub (removing a user searches the use list); a dead one is never handed out.
-Node* Rewriter::scalar(double value, DType dtype) {
+Node* Rewriter::shared_scalar(double value, DType dtype) {
+  const uint64_t asked = std::bit_cast<uint64_t>(value);
   // A computed value (const(eps), const(c.value * 2)) may need more precision than its dtype has: the constant
   // holds what the dtype holds, as its printed text reads back.
   value = round_to_dtype(value, dtype);
@@ -211,15 +212,14 @@ Node* Rewriter::scalar(double value, DType dtype) {
   const uint64_t key = bits ^ (bits >> 29) ^ static_cast<uint64_t>(dtype);
   SharedScalar& shared = shared_scalars_[hash_slot(key, kSharedScalarSlotsLog2)];
   Node* node = shared.node;
-  if (node != nullptr && shared.bits == bits && shared.dtype == dtype && !node->is_dead() &&
-      node->num_users() < kMaxScalarUses) {
-    return node;
+  if (node == nullptr || shared.bits != bits || shared.dtype != dtype || !shareable(node)) {
+    Literal literal;
+    literal.dtype = dtype;
+    literal.values.push_back(value);
+    node = function_.add_constant(std::move(literal));
+    shared = {dtype, bits, node};
   }
-  Literal literal;
-  literal.dtype = dtype;
-  literal.values.push_back(value);
-  node = function_.add_constant(std::move(literal));
-  shared = {dtype, bits, node};
+  last_scalar_ = {dtype, asked, node};
   return node;
 }
 

@@ -259,7 +259,9 @@ class Function {
   const AttrList* default_attrs(OpId op);  // the op's defaults, interned: what add_call_with_defaults() gives
   // The type a call op(operands) with `attrs` (interned above) would get, without creating it (nullptr + error
   // when inference fails).
-  TypeRef infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error);
+  TypeRef infer_call(OpId op, std::span<Node* const> operands, const AttrList* attrs, std::string& error) {
+    return infer_checked_call(registry_.get(op), operands, attrs, error);
+  }
   // Makes the live op call `node` (NodeKind::Call) the call op(operands) with `attrs` and `type` (from the two
   // above) in place: its id, name and users stay, so a rewrite whose right-hand side is one call creates no node
   // and moves no use. Old operands left without a user are removed as erase_unused() removes them. No operand may

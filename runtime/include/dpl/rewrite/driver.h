@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -117,7 +118,15 @@ class Rewriter {
   // A scalar constant of `value` rounded to `dtype` (round_to_dtype: float32 to the nearest float, integers toward
   // zero). Equal scalars (same dtype and bit pattern) built during one run of the pass are one node
   // while it has fewer than kMaxScalarUses uses, so most rewrites build no constant.
-  Node* scalar(double value, DType dtype);
+  Node* scalar(double value, DType dtype) {
+    // The value asked for last, found before rounding and hashing: most right-hand sides build one constant.
+    const uint64_t bits = std::bit_cast<uint64_t>(value);
+    if (last_scalar_.node != nullptr && last_scalar_.bits == bits && last_scalar_.dtype == dtype &&
+        shareable(last_scalar_.node)) {
+      return last_scalar_.node;
+    }
+    return shared_scalar(value, dtype);
+  }
   static constexpr uint32_t kMaxScalarUses = 64;
   Node* shape(std::vector<Dim> dims);
   Node* tuple(std::span<Node* const> fields);
@@ -170,6 +179,8 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  Node* shared_scalar(double value, DType dtype);  // scalar() past its last-asked entry
+  static bool shareable(const Node* scalar) { return !scalar->is_dead() && scalar->num_users() < kMaxScalarUses; }
   // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
   bool may_be_root(const Node* node) const {
     if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;
@@ -212,6 +223,7 @@ class Rewriter {
   };
   static constexpr int kSharedScalarSlotsLog2 = 4;
   std::array<SharedScalar, size_t{1} << kSharedScalarSlotsLog2> shared_scalars_{};
+  SharedScalar last_scalar_;  // by the bit pattern asked for, not rounded
   // composite_of(): callee name -> function, so a composite pattern tried at every node does not scan the module.
   mutable std::map<std::string, const Function*, std::less<>> callees_;
 };
