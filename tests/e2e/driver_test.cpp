@@ -675,6 +675,21 @@ TEST(Rebuild, ANodeRebuiltAsAnOpNoRuleIsRootedAtIsNotVisitedAgain) {
   EXPECT_TRUE(graph.x2->is_call_of(op::multiply));
 }
 
+// Root ops that leave out the add the rule fires at: the driver says so instead of skipping later visits.
+constexpr OpId kExpRoots[] = {op::exp};
+const PassDef kAddSelfMisrootedPass{"test_add_self_misrooted", "x + x => x * 2, rooted at exp", "test.dpl",
+                                    std::span(kAddSelfRules, 1), match_add_self_in_place, VisitOrder::OperandsFirst,
+                                    false, kExpRoots};
+
+TEST(Rebuild, ARuleFiringAtAnOpTheRootOpsLeaveOutIsAnError) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(kAddSelfMisrootedPass, graph.function);
+  EXPECT_NE(result.error.find("pass test_add_self_misrooted: rule add_self fired at"), std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("which PassDef::root_ops does not list"), std::string::npos) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+}
+
 // rule through_log: exp(x) => add(log(x), x) — the new operand log(x) is created after the node it feeds.
 constexpr RuleInfo kThroughLogRules[] = {{"through_log", "log.dpl:1"}};
 int match_through_log(Rewriter& rewriter, Node* root) {

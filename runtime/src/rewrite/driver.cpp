@@ -495,6 +495,7 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
     ++stats.nodes_visited;
     const size_t nodes_before = function.nodes().size();
     const OpId matched_op = node->op();  // for messages: a rule may rebuild the node as another op's call
+    const bool matched_call = node->is_call();
     const int rule = pass.match(rewriter, node);
     // A rule that declined after building part of its right-hand side leaves those nodes unused.
     for (size_t i = nodes_before; i < function.nodes().size(); ++i) {
@@ -507,6 +508,13 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
     if (static_cast<size_t>(rule) >= pass.rules.size()) {
       result.error = fmt::format("pass {}: the matcher reported rule #{}, but the pass has {} rules", pass.name,
                                  rule, pass.rules.size());
+      break;
+    }
+    // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
+    if (!root_op_flags.empty() &&
+        !(matched_call && matched_op < root_op_flags.size() && root_op_flags[matched_op] != 0)) {
+      result.error = fmt::format("pass {}: rule {} fired at {}, which PassDef::root_ops does not list", pass.name,
+                                 pass.rules[static_cast<size_t>(rule)].name, describe_node(node, matched_op));
       break;
     }
     ++stats.rewrites;

@@ -44,7 +44,8 @@ struct PassDef {
   bool visit_params = false;
   // The ops of the calls the rules are rooted at, when every rule is rooted at an op call (empty: any node may
   // be a root). After a rewrite the driver queues only such calls again: the matcher would turn the others away
-  // (`add(x, x) => multiply(x, 2)` rebuilt as a multiply is not visited again).
+  // (`add(x, x) => multiply(x, 2)` rebuilt as a multiply is not visited again). A rule that fires at a node the
+  // table leaves out stops the pass with an error (PassResult::error).
   std::span<const OpId> root_ops = {};
 };
 
