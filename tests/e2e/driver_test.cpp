@@ -659,15 +659,18 @@ TEST(Rebuild, TurnsTheMatchedCallIntoTheNewOneKeepingNodeNameAndUsers) {
   EXPECT_EQ(verify(graph.function), "");
 }
 
-// The same pass declaring its root ops, as dplc emits it.
+// The same pass declaring `roots` as the ops its rule is rooted at, as dplc emits a pass.
+constexpr PassDef add_self_rooted_at(std::string_view name, std::span<const OpId> roots) {
+  return PassDef{name, "x + x => x * 2, with root ops", "test.dpl", std::span(kAddSelfRules, 1),
+                 match_add_self_in_place, VisitOrder::OperandsFirst, false, roots};
+}
 constexpr OpId kAddRoots[] = {op::add};
-const PassDef kAddSelfRootedPass{"test_add_self_rooted", "x + x => x * 2, rooted at add", "test.dpl",
-                                 std::span(kAddSelfRules, 1), match_add_self_in_place, VisitOrder::OperandsFirst,
-                                 false, kAddRoots};
+constexpr OpId kExpRoots[] = {op::exp};
 
 TEST(Rebuild, ANodeRebuiltAsAnOpNoRuleIsRootedAtIsNotVisitedAgain) {
   ChainedAdds graph;
-  const PassResult result = run_pass(kAddSelfRootedPass, graph.function, verifying());
+  const PassResult result =
+      run_pass(add_self_rooted_at("test_add_self_rooted", kAddRoots), graph.function, verifying());
   ASSERT_TRUE(result.ok()) << result.error;
   EXPECT_EQ(result.stats.rewrites, 2u);
   EXPECT_EQ(result.stats.nodes_visited, 2u) << "the multiplies the adds became cannot match";
@@ -676,14 +679,9 @@ TEST(Rebuild, ANodeRebuiltAsAnOpNoRuleIsRootedAtIsNotVisitedAgain) {
 }
 
 // Root ops that leave out the add the rule fires at: the driver says so instead of skipping later visits.
-constexpr OpId kExpRoots[] = {op::exp};
-const PassDef kAddSelfMisrootedPass{"test_add_self_misrooted", "x + x => x * 2, rooted at exp", "test.dpl",
-                                    std::span(kAddSelfRules, 1), match_add_self_in_place, VisitOrder::OperandsFirst,
-                                    false, kExpRoots};
-
 TEST(Rebuild, ARuleFiringAtAnOpTheRootOpsLeaveOutIsAnError) {
   ChainedAdds graph;
-  const PassResult result = run_pass(kAddSelfMisrootedPass, graph.function);
+  const PassResult result = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function);
   EXPECT_NE(result.error.find("pass test_add_self_misrooted: rule add_self fired at"), std::string::npos)
       << result.error;
   EXPECT_NE(result.error.find("which PassDef::root_ops does not list"), std::string::npos) << result.error;
