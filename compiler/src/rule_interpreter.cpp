@@ -1467,23 +1467,19 @@ class InterpretedPass {
     });
     // Each kind of node gets the alternatives that can match it, in that order; any-node ones fit every node.
     bool any_node = false;
-    bool only_op_roots = true;
     for (Alternative* alternative : ordered) {
       switch (alternative->anchor()) {
         case Alternative::Anchor::Op:
           by_op_[alternative->root_op()].push_back(alternative);
           break;
         case Alternative::Anchor::Composite:
-          only_op_roots = false;
           at_func_calls_.push_back(alternative);
           break;
         case Alternative::Anchor::TupleItem:
-          only_op_roots = false;
           at_items_.push_back(alternative);
           break;
         case Alternative::Anchor::AnyNode:
           any_node = true;
-          only_op_roots = false;
           for (std::vector<Alternative*>& at_op : by_op_) at_op.push_back(alternative);
           at_func_calls_.push_back(alternative);
           at_items_.push_back(alternative);
@@ -1501,6 +1497,8 @@ class InterpretedPass {
     if (slot_ == kNoSlot) throw std::length_error("more than 256 interpreted passes alive at once");
     // A rule anchored at any value sees parameters too (in a rewrite pass, as the emitted pass does).
     const bool visit_params = any_node && order == VisitOrder::OperandsFirst;
+    // Root ops only when every alternative is rooted at an op call (an any-node one is listed at others too).
+    const bool only_op_roots = at_func_calls_.empty() && at_items_.empty() && at_others_.empty();
     for (size_t op = 0; only_op_roots && op < by_op_.size(); ++op) {
       if (!by_op_[op].empty()) root_ops_.push_back(static_cast<OpId>(op));
     }

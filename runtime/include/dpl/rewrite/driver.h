@@ -182,11 +182,6 @@ class Rewriter {
   void enqueue(Node* node);
   Node* shared_scalar(double value, DType dtype);  // scalar() past its last-asked entry
   static bool shareable(const Node* scalar) { return !scalar->is_dead() && scalar->num_users() < kMaxScalarUses; }
-  // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
-  bool may_be_root(const Node* node) const {
-    if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;
-    return node->is_call() && node->op() < root_op_flags_.size() && root_op_flags_[node->op()] != 0;
-  }
   // After a rewrite: queues the old users of its roots, then what it `created` (operands first, so that they pop
   // first); everything below the id bound is known from now on.
   void queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created);
