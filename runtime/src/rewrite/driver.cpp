@@ -34,12 +34,6 @@ inline void collect_created(const Function& function, size_t known, std::vector<
   }
 }
 
-// Whether `root_op_flags` (PassDef::root_ops by op id; empty: any node may be a root) lets a rule be rooted at a
-// node that is a call (`is_call`) of `op`.
-bool root_op_listed(std::span<const uint8_t> root_op_flags, bool is_call, OpId op) {
-  return root_op_flags.empty() || (is_call && op < root_op_flags.size() && root_op_flags[op] != 0);
-}
-
 // Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
 // value; nodes nothing uses any more were replaced.
 bool worth_visiting(const Function& function, const Node* node, bool visit_params) {
@@ -414,8 +408,7 @@ void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::
 }
 
 void Rewriter::enqueue(Node* node) {
-  if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant) return;
-  if (!root_op_listed(root_op_flags_, node->is_call(), node->op())) return;
+  if (!may_be_root(node)) return;
   if (queued_[node->id()]) return;  // replace_all() sized the flags for every id it knows
   queued_[node->id()] = 1;
   worklist_.push_back(node);
@@ -518,7 +511,7 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
       break;
     }
     // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
-    if (!root_op_listed(root_op_flags, matched_call, matched_op)) {
+    if (!detail::root_op_listed(root_op_flags, matched_call, matched_op)) {
       result.error = fmt::format("pass {}: rule {} fired at {}, which PassDef::root_ops does not list", pass.name,
                                  pass.rules[static_cast<size_t>(rule)].name, describe_node(node, matched_op));
       break;

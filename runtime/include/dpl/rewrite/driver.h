@@ -49,6 +49,14 @@ struct PassDef {
   std::span<const OpId> root_ops = {};
 };
 
+namespace detail {
+// Whether `root_op_flags` (PassDef::root_ops by op id; empty: any node may be a root) lets a rule be rooted at a
+// node that is a call (`is_call`) of `op`. The driver's queue and its check of a rule that fired both ask.
+inline bool root_op_listed(std::span<const uint8_t> root_op_flags, bool is_call, OpId op) {
+  return root_op_flags.empty() || (is_call && op < root_op_flags.size() && root_op_flags[op] != 0);
+}
+}  // namespace detail
+
 // `pipeline NAME = a, b, c;` in a .dpl file: passes run in sequence under one name.
 struct PipelineDef {
   std::string_view name;
@@ -180,6 +188,11 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
+  bool may_be_root(const Node* node) const {
+    if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;
+    return detail::root_op_listed(root_op_flags_, node->is_call(), node->op());
+  }
   Node* shared_scalar(double value, DType dtype);  // scalar() past its last-asked entry
   static bool shareable(const Node* scalar) { return !scalar->is_dead() && scalar->num_users() < kMaxScalarUses; }
   // After a rewrite: queues the old users of its roots, then what it `created` (operands first, so that they pop
