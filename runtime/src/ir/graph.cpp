@@ -200,6 +200,10 @@ struct Function::UsePool {
       head = reinterpret_cast<Node**>(block[0]);
       return block;
     }
+    return carve(capacity);
+  }
+  // take() when no block of that size is free: from the last chunk, or a new one.
+  Node** carve(uint32_t capacity) {
     if (left < capacity) {
       while (left > 0) {  // the rest of the chunk goes to the free lists
         const size_t piece = std::bit_floor(left);
@@ -330,9 +334,19 @@ void Function::set_operands(Node* node, std::span<Node* const> operands) {
 }
 
 void Function::add_use(Node* value, Node* user) {
-  const uint32_t old_capacity = value->users_capacity();
-  if (value->users_size_ == old_capacity) grow_uses(value, old_capacity == 0 ? 1 : old_capacity * 2);
+  if (value->users_data_ == nullptr) {  // its first user (a new node's, in a rewrite): nothing to copy or give back
+    count_first_use(value);
+    value->users_data_ = use_pool_->take(1);
+    value->users_capacity_log2_ = 0;
+  } else if (value->users_size_ == value->users_capacity()) {
+    grow_uses(value, value->users_capacity() * 2);
+  }
   value->users_data_[value->users_size_++] = user;
+}
+
+// Compaction counts the nodes that never had a user (Function::first_used_).
+inline void Function::count_first_use(const Node* value) {
+  if (value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
 }
 
 void Function::reserve_uses(Node* value, uint32_t size) {
@@ -341,8 +355,7 @@ void Function::reserve_uses(Node* value, uint32_t size) {
 
 void Function::grow_uses(Node* value, uint32_t capacity) {
   const uint32_t old_capacity = value->users_capacity();
-  // The value's first user ever: compaction counts the nodes that never had one (Function::first_used_).
-  if (old_capacity == 0 && value->kind_ != NodeKind::Param && !value->dead_) ++first_used_;
+  if (old_capacity == 0) count_first_use(value);
   Node** data = use_pool_->take(capacity);
   // Not std::copy_n: a memmove call for the one to four entries of a typical list.
   for (uint32_t i = 0; i < value->users_size_; ++i) data[i] = value->users_data_[i];
@@ -434,7 +447,8 @@ Node* Function::add_interned_call(OpId op, std::span<Node* const> operands, cons
 }
 
 Node* Function::add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error) {
-  return add_checked_call(registry_.get(op), operands, default_attrs(op), error);
+  const OpInfo& info = registry_.get(op);
+  return add_checked_call(info, operands, defaults_of(info), error);
 }
 
 namespace {
@@ -461,12 +475,23 @@ TypeRef type_of_operands(std::span<Node* const> operands) {
 
 }  // namespace
 
-TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
-                                     std::string& error) {
+// Inline: a right-hand side's elementwise calls mostly take their operands' type, found here without a call.
+inline TypeRef Function::infer_inline(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                                      std::string& error) {
   if (info.infer == nullptr) return Type::unknown();
   if (info.has(kTypeOfOperands)) {
     if (TypeRef type = type_of_operands(operands)) return type;
   }
+  return infer_by_op(info, operands, interned, error);
+}
+
+TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                                     std::string& error) {
+  return infer_inline(info, operands, interned, error);
+}
+
+TypeRef Function::infer_by_op(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                              std::string& error) {
   const OpId op = info.id;
   CallMemo::Inferred* memo = CallMemo::memoizable(op, operands) ? call_memo_->slot(op, interned, operands) : nullptr;
   if (memo != nullptr && CallMemo::holds(*memo, op, interned, operands)) return memo->result;
@@ -480,7 +505,7 @@ TypeRef Function::infer_checked_call(const OpInfo& info, std::span<Node* const> 
 
 Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                                  std::string& error) {
-  TypeRef type = infer_checked_call(info, operands, interned, error);
+  TypeRef type = infer_inline(info, operands, interned, error);
   if (type == nullptr) return nullptr;
   Node* node = new_node(NodeKind::Call, type, operands);
   node->op_ = info.id;
@@ -505,8 +530,10 @@ Node* Function::add_call_like(const Node& original, std::span<Node* const> opera
   return node;
 }
 
-const AttrList* Function::default_attrs(OpId op) {
-  const OpInfo& info = registry_.get(op);
+const AttrList* Function::default_attrs(OpId op) { return defaults_of(registry_.get(op)); }
+
+// Inline: a right-hand side's calls ask for their op's defaults (most ops have no attributes).
+inline const AttrList* Function::defaults_of(const OpInfo& info) {
   return info.attrs.empty() ? &detail::kNoAttrs : call_memo_->defaults_of(info);
 }
 

@@ -54,13 +54,11 @@ class SweepScratch {
 
   std::vector<Node*>& worklist() { return shared_->worklist; }
   std::vector<uint8_t>& queued() { return shared_->queued; }
-  std::vector<uint8_t>& root_op_flags() { return shared_->root_op_flags; }
 
  private:
   struct Vectors {
     std::vector<Node*> worklist;
     std::vector<uint8_t> queued;
-    std::vector<uint8_t> root_op_flags;
     bool busy = false;
   };
   static Vectors& shared() {
@@ -382,6 +380,14 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   return true;
 }
 
+// Inline: a rewrite queues three or four nodes.
+inline void Rewriter::enqueue(Node* node) {
+  if (!may_be_root(node)) return;
+  if (queued_[node->id()]) return;  // queue_rewritten() sized the flags for every id it knows
+  queued_[node->id()] = 1;
+  worklist_.push_back(node);
+}
+
 void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   // Grown by half at a time, not to each rewrite's new bound: a call into vector::resize per rewrite adds up.
@@ -407,13 +413,6 @@ void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::
   for (auto it = created.rbegin(); it != created.rend(); ++it) enqueue(*it);
 }
 
-void Rewriter::enqueue(Node* node) {
-  if (!may_be_root(node)) return;
-  if (queued_[node->id()]) return;  // replace_all() sized the flags for every id it knows
-  queued_[node->id()] = 1;
-  worklist_.push_back(node);
-}
-
 // --- the sweep ---
 
 namespace {
@@ -427,12 +426,20 @@ PassResult empty_result(const PassDef& pass) {
   return result;
 }
 
+// PassDef::root_ops by op id (empty: any node may be a root), built once per run of the pass.
+std::vector<uint8_t> root_op_flags_of(const PassDef& pass) {
+  std::vector<uint8_t> flags;
+  if (pass.root_ops.empty()) return flags;
+  flags.resize(*std::max_element(pass.root_ops.begin(), pass.root_ops.end()) + size_t{1}, 0);
+  for (OpId op : pass.root_ops) flags[op] = 1;
+  return flags;
+}
+
 // One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
 // functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
-// functions they create. Sets result.error when the pass stopped.
-void run_on_function(const PassDef& pass, Function& function, Module* module, const RunOptions& options,
-                     PassResult& result) {
-  const auto start = std::chrono::steady_clock::now();
+// functions they create; `root_op_flags` from root_op_flags_of(pass). Sets result.error when the pass stopped.
+void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
+                     const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
   const uint64_t rewrites_before = stats.rewrites;
 
@@ -467,12 +474,6 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
 
   const uint64_t live_nodes = function.num_live_nodes();
   const uint64_t budget = options.budget_per_node * live_nodes + 1024;
-  std::vector<uint8_t>& root_op_flags = scratch.root_op_flags();
-  root_op_flags.clear();
-  if (!pass.root_ops.empty()) {
-    root_op_flags.resize(*std::max_element(pass.root_ops.begin(), pass.root_ops.end()) + size_t{1}, 0);
-    for (OpId op : pass.root_ops) root_op_flags[op] = 1;
-  }
   Rewriter rewriter(function, worklist, queued, root_op_flags);
   rewriter.set_module(module);
   RecentRules recent;
@@ -545,7 +546,6 @@ void run_on_function(const PassDef& pass, Function& function, Module* module, co
   function.compact();
   const size_t removed = before - function.nodes().size() - discarded;
   stats.nodes_removed += removed;
-  stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool is_private_composite(const Function& function) {
@@ -613,16 +613,25 @@ void remove_uncalled(Module& module, std::vector<const Function*> candidates) {
   }
 }
 
+// Adds the time from `start` to now to the pass's statistics.
+void add_seconds(PassResult& result, std::chrono::steady_clock::time_point start) {
+  result.stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 PassResult run_pass(const PassDef& pass, Function& function, const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   PassResult result = empty_result(pass);
-  run_on_function(pass, function, nullptr, options, result);
+  run_on_function(pass, root_op_flags_of(pass), function, nullptr, options, result);
+  add_seconds(result, start);
   return result;
 }
 
 PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   PassResult total = empty_result(pass);
+  const std::vector<uint8_t> root_op_flags = root_op_flags_of(pass);
   // Partitions add functions while the pass runs; the pass visits only those that existed before. A partition
   // pass leaves existing composite functions alone (as TVM's MergeComposite does), so running it twice carves
   // nothing new.
@@ -640,7 +649,7 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
   for (Function* function : functions) {
     function->take_removed_calls();  // removed before the pass: not its doing
     const uint32_t known = function->node_id_bound();
-    run_on_function(pass, *function, &module, options, total);
+    run_on_function(pass, root_op_flags, *function, &module, options, total);
     for (const Function::RemovedCall& call : function->take_removed_calls()) {
       // A call that was there before calls a function that was too: the pass removes only functions it created.
       if (call.id >= known) continue;
@@ -656,6 +665,7 @@ PassResult run_pass(const PassDef& pass, Module& module, const RunOptions& optio
     }
   }
   remove_uncalled(module, std::move(candidates));
+  add_seconds(total, start);
   return total;
 }
 

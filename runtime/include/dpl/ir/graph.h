@@ -303,9 +303,14 @@ class Function {
   // add_call() once its checks passed and its attributes are interned: type inference (or the memo) and the node.
   Node* add_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                          std::string& error);
-  // Its type inference (or the memo's answer).
+  // Its type inference (or the memo's answer): infer_inline() out of line. The inline part takes the operands'
+  // type for an op that has it (kTypeOfOperands); infer_by_op() asks the memo, then the op's inference.
   TypeRef infer_checked_call(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
                              std::string& error);
+  TypeRef infer_inline(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                       std::string& error);
+  TypeRef infer_by_op(const OpInfo& info, std::span<Node* const> operands, const AttrList* interned,
+                      std::string& error);
   // compact() in one walk when every live node but the parameters and the output has a user; false otherwise
   // (then the general path finishes the job).
   bool compact_if_all_used();
@@ -316,6 +321,8 @@ class Function {
   uint8_t& state_of(uint32_t id);
   // Listed in late_user_ids_ (its state bit says so) until the next compact().
   bool is_late_user(const Node* node) const;
+  const AttrList* defaults_of(const OpInfo& info);  // default_attrs(info.id), the op looked up already
+  void count_first_use(const Node* value);  // when `value` gets its first user ever
   // Marks the node removed: Node::dead_ now, its state bit at the next compaction (from dead_ids_), so that a
   // rewrite does not pay a scattered write per removed node.
   void set_dead(Node* node);
