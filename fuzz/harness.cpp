@@ -58,8 +58,9 @@ std::string check_well_formed(const Module& module) {
   return "";
 }
 
-// The names of the functions `source` defines as decision trees (`int NAME(dpl::Rewriter& rewriter, dpl::Node*
-// root) {` at the start of a line), and those it only declares (the same ending in `;`).
+// The names of the functions `source` defines as decision trees or multi-root rules' functions (`int NAME(dpl::
+// Rewriter& rewriter, dpl::Node* root) {`, `bool NAME(...) {` at the start of a line), and those it only declares
+// (the same ending in `;`).
 void tree_functions(const std::string& source, std::map<std::string, int>& defined,
                     std::map<std::string, int>& declared) {
   static const std::string kSignature = "(dpl::Rewriter& rewriter, dpl::Node* root)";
@@ -69,8 +70,10 @@ void tree_functions(const std::string& source, std::map<std::string, int>& defin
     if (end == std::string::npos) end = source.size();
     const std::string_view line(source.data() + start, end - start);
     const size_t signature = line.find(kSignature);
-    if (line.starts_with("int ") && signature != std::string_view::npos) {
-      const std::string name(line.substr(4, signature - 4));
+    // Decision trees return int, multi-root rules' functions bool.
+    const size_t name_start = line.starts_with("int ") ? 4 : line.starts_with("bool ") ? 5 : 0;
+    if (name_start != 0 && signature != std::string_view::npos) {
+      const std::string name(line.substr(name_start, signature - name_start));
       const std::string_view rest = line.substr(signature + kSignature.size());
       if (rest == " {") ++defined[name];
       if (rest == ";") ++declared[name];
@@ -79,8 +82,8 @@ void tree_functions(const std::string& source, std::map<std::string, int>& defin
   }
 }
 
-// The source split into three parts (dplc --parts 3) defines the same decision trees as the single file, each
-// once, and the first part declares every tree another part defines.
+// The source split into three parts (dplc --parts 3) defines the same functions as the single file, each once,
+// and the first part declares every function another part defines.
 std::string check_parts(const compiler::AstFile& ast, const compiler::EmittedCpp& single) {
   compiler::EmitOptions options;
   options.parts = 3;
@@ -91,7 +94,7 @@ std::string check_parts(const compiler::AstFile& ast, const compiler::EmittedCpp
   tree_functions(split.source, defined, first_declared);
   std::map<std::string, int> first_defined = defined;
   for (const compiler::EmittedSource& part : split.parts) tree_functions(part.text, defined, other_declared);
-  if (defined != single_defined) return "--parts 3 defines other decision trees than the single file";
+  if (defined != single_defined) return "--parts 3 defines other functions than the single file";
   for (const auto& [name, count] : defined) {
     if (count != 1) return "--parts 3 defines " + name + " " + std::to_string(count) + " times";
     if (first_defined.count(name) == 0 && first_declared.count(name) == 0) {

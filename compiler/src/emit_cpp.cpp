@@ -1722,11 +1722,24 @@ std::string attr_kind_cpp(AttrKind kind) {
   return "";
 }
 
+// A function of the generated source that a source split into parts may put in another file: a pass's decision
+// tree for one root op (or for several whose code is the same), or a multi-root rule's function.
+struct TreeFunction {
+  std::string name;
+  std::string definition;        // with its comment, ending with a blank line
+  std::string_view result = "int";  // "bool" for a multi-root rule's function
+  // `int NAME(dpl::Rewriter& rewriter, dpl::Node* root);`: what a part that calls it and does not define it reads.
+  std::string declaration() const {
+    return std::string(result) + " " + name + "(dpl::Rewriter& rewriter, dpl::Node* root);";
+  }
+};
+
 // The ops declared in the .dpl file, each registered in the process's registry by a static initializer (before
 // main, so that the TVMScript reader and printer know them wherever the pass library is linked). The rules refer
 // to an op by the id its registration returned: `dpl_op_my_scale`.
+// With `shared` (a source split into parts) the ids have external linkage: trees in the other parts read them.
 void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistry& registry, NameTable& names,
-                           Needs& needs) {
+                           Needs& needs, bool shared) {
   static constexpr std::pair<OpTrait, const char*> kTraitNames[] = {
       {kCommutative, "dpl::kCommutative"}, {kElementwise, "dpl::kElementwise"}, {kBroadcast, "dpl::kBroadcast"},
       {kInjective, "dpl::kInjective"},     {kReduction, "dpl::kReduction"},     {kOpaque, "dpl::kOpaque"}};
@@ -1765,7 +1778,8 @@ void emit_op_registrations(CodeWriter& out, const AstFile& file, const OpRegistr
     out.line("return dpl::OpRegistry::global().add(std::move(info));");
     out.dedent();
     out.line("}");
-    out.line("[[maybe_unused]] const dpl::OpId " + op_constant(info) + " = " + function + "();");
+    out.line((shared ? "extern const dpl::OpId " : "[[maybe_unused]] const dpl::OpId ") + op_constant(info) + " = " +
+             function + "();");
     out.blank();
   }
 }
@@ -1813,7 +1827,7 @@ void emit_op_dispatch(CodeWriter& out, const std::vector<std::pair<OpId, std::st
 // the alternatives the pass matcher dispatches.
 std::vector<Alternative> emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location,
                                               NameTable& names, const OpRegistry& registry, Needs& needs,
-                                              CodeWriter& code) {
+                                              std::vector<TreeFunction>& rule_functions) {
   std::vector<Alternative> alternatives;
   const std::vector<RootsAlternative> expanded = expand_root_alternatives(rule);
   for (size_t k = 0; k < expanded.size(); ++k) {
@@ -1839,12 +1853,14 @@ std::vector<Alternative> emit_multi_root_rule(const Rule& rule, size_t rule_inde
                       fmt::format("{}", fmt::join(patterns, " | ")) +
                       (root.guard ? " where " + to_string(*root.guard) : ""));
     }
+    CodeWriter code;
     code.line("// " + alternative.comment[0]);
     code.line("// " + comment_text(fmt::format("{{ {}; {}=> {}; }}", fmt::join(texts, "; "),
                                                rule.guard ? "where " + to_string(*rule.guard) + "; " : "",
                                                rhs_to_string(rule))));
     MultiRootEmitter(registry, rule, roots, needs).emit(code, alternative.function);
     code.blank();
+    rule_functions.push_back({alternative.function, code.str(), "bool"});
     alternatives.push_back(std::move(alternative));
   }
   return alternatives;
@@ -1891,12 +1907,12 @@ std::vector<OpId> root_ops_of(const PassTrees& trees) {
   return ops;
 }
 
-// Builds the trees of `pass`; multi-root rules' functions are written to `rules_code`. Within a group the
+// Builds the trees of `pass`; multi-root rules' functions are appended to `rule_functions`. Within a group the
 // alternatives are added in rule order (docs/semantics.md, "Rule order"): higher priority first, then the more
 // specific, then declaration order; any-node alternatives (multi-root rules anchored at `x: _`) are in every group,
 // each in its place in the order.
 PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegistry& registry, NameTable& names,
-                           Needs& needs, CodeWriter& rules_code) {
+                           Needs& needs, std::vector<TreeFunction>& rule_functions) {
   PassTrees trees;
   std::vector<Alternative>& alternatives = trees.alternatives;
   for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
@@ -1904,7 +1920,7 @@ PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegist
     std::string location = file.basename + ":" + std::to_string(rule.name_loc.line);
     if (rule.kind == Rule::Kind::MultiRoot) {
       for (Alternative& alternative : emit_multi_root_rule(rule, rule_index, location, names, registry, needs,
-                                                           rules_code)) {
+                                                           rule_functions)) {
         alternatives.push_back(std::move(alternative));
       }
       continue;
@@ -2033,19 +2049,10 @@ std::string counted(size_t count, const std::string& noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-// A function of the generated source holding a pass's decision tree for one root op (or for several whose code is
-// the same): emitted apart from the rest, so that a source split into parts can put it in another file.
-struct TreeFunction {
-  std::string name;
-  std::string definition;  // with its comment, ending with a blank line
-  bool movable = false;    // uses nothing file-local (no multi-root rule function, no declared op's id)
-};
-
 // The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
 // appended to `tree_functions`, then the matcher dispatching on the root, written to `out`.
 void emit_matcher(CodeWriter& out, std::vector<TreeFunction>& tree_functions, const Pass& pass,
-                  const std::string& matcher, const PassTrees& trees, NameTable& names, const OpRegistry& registry,
-                  bool movable) {
+                  const std::string& matcher, const PassTrees& trees, NameTable& names, const OpRegistry& registry) {
   if (trees.groups.empty()) {
     out.line("// Pass " + pass.name + " has no rules.");
     out.line("int " + matcher + "(dpl::Rewriter&, dpl::Node*) { return -1; }");
@@ -2099,7 +2106,7 @@ void emit_matcher(CodeWriter& out, std::vector<TreeFunction>& tree_functions, co
     definition.dedent();
     definition.line("}");
     definition.blank();
-    tree_functions.push_back({function.name, definition.str(), movable});
+    tree_functions.push_back({function.name, definition.str()});
   }
   out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
   std::vector<std::pair<OpId, std::string>> op_functions;
@@ -2173,22 +2180,16 @@ std::string parts_namespace_name(const std::string& stem) {
   return name;
 }
 
-// The part (0 = the first, the file that also holds everything else) of each function: the movable ones go,
-// largest first, to the part with the least code so far; the first part starts with `first_part_load` (the size
-// of its other code) and the functions that stay.
-std::vector<size_t> assign_parts(const std::vector<TreeFunction*>& functions, size_t parts, size_t first_part_load) {
+// The part (0 = the first, the file that also holds everything else) of each function: largest first, to the part
+// with the least code so far; the first part starts with `first_part_load` (the size of its other code).
+std::vector<size_t> assign_parts(const std::vector<const TreeFunction*>& functions, size_t parts,
+                                 size_t first_part_load) {
   std::vector<size_t> part_of(functions.size(), 0);
   if (parts <= 1) return part_of;
   std::vector<size_t> load(parts, 0);
   load[0] = first_part_load;
-  std::vector<size_t> order;
-  for (size_t i = 0; i < functions.size(); ++i) {
-    if (functions[i]->movable) {
-      order.push_back(i);
-    } else {
-      load[0] += functions[i]->definition.size();
-    }
-  }
+  std::vector<size_t> order(functions.size());
+  for (size_t i = 0; i < functions.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return functions[a]->definition.size() > functions[b]->definition.size();
   });
@@ -2207,9 +2208,9 @@ std::string emit_plan(const AstFile& file, const OpRegistry& given_registry) {
   CodeWriter out;
   NameTable names;
   Needs needs;
-  CodeWriter multi_root_code;  // not shown: a multi-root rule is one opaque step of the tree
+  std::vector<TreeFunction> rule_functions;  // not shown: a multi-root rule is one opaque step of the tree
   for (const Pass& pass : file.passes) {
-    PassTrees trees = build_pass_trees(file, pass, registry, names, needs, multi_root_code);
+    PassTrees trees = build_pass_trees(file, pass, registry, names, needs, rule_functions);
     out.line(fmt::format("pass {} ({}): {}, {}", pass.name, file.basename, counted(pass.rules.size(), "rule"),
                          counted(trees.alternatives.size(), "alternative")));
     out.indent();
@@ -2274,13 +2275,16 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   result.header = header.str();
 
   // --- multi-root rule functions, and the decision trees ---
-  CodeWriter rules_code;
+  std::vector<TreeFunction> rule_functions;
   Needs needs;
   std::map<const Pass*, PassTrees> trees;
-  for (const Pass& pass : file.passes) trees[&pass] = build_pass_trees(file, pass, registry, names, needs, rules_code);
-
+  for (const Pass& pass : file.passes) {
+    trees[&pass] = build_pass_trees(file, pass, registry, names, needs, rule_functions);
+  }
+  // Split into parts, the functions and the declared ops' ids have external linkage in a namespace of their own.
+  const bool split = options.parts > 1;
   CodeWriter op_registrations;
-  emit_op_registrations(op_registrations, file, registry, names, needs);
+  emit_op_registrations(op_registrations, file, registry, names, needs, split);
 
   // --- source ---
   CodeWriter includes;  // what every part of the source includes
@@ -2329,12 +2333,8 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     std::string root_ops_table = root_ops.empty() ? "" : names.fresh(pass.name + "_root_ops");
     pass_names[&pass] = {matcher, rule_table, root_ops_table};
     PassCode& code = pass_code.emplace_back();
-    // A multi-root rule's function and a declared op's id are file-local: trees using them stay in the first part.
-    const bool movable = file.ops.empty() && std::none_of(pass.rules.begin(), pass.rules.end(), [](const Rule& rule) {
-                           return rule.kind == Rule::Kind::MultiRoot;
-                         });
     CodeWriter out;
-    emit_matcher(out, code.tree_functions, pass, matcher, trees[&pass], names, registry, movable);
+    emit_matcher(out, code.tree_functions, pass, matcher, trees[&pass], names, registry);
     // constexpr: a `const` table of string_views is initialized when the program starts, and its initializer
     // costs the C++ compiler about 2 ms per rule at -O2.
     if (pass.rules.empty()) {
@@ -2363,14 +2363,31 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     }
     code.matcher_and_table = out.str();
   }
-  std::vector<TreeFunction*> all_functions;
-  size_t first_part_load = op_registrations.str().size() + rules_code.str().size();
+  // The multi-root rules' functions first, as the single file lists them, then the decision trees.
+  std::vector<const TreeFunction*> all_functions;
+  for (const TreeFunction& function : rule_functions) all_functions.push_back(&function);
+  size_t first_part_load = op_registrations.str().size();
   for (PassCode& code : pass_code) {
-    for (TreeFunction& function : code.tree_functions) all_functions.push_back(&function);
+    for (const TreeFunction& function : code.tree_functions) all_functions.push_back(&function);
     first_part_load += code.matcher_and_table.size();
   }
   const std::vector<size_t> part_of = assign_parts(all_functions, options.parts, first_part_load);
   const std::string parts_namespace = parts_namespace_name(stem);
+  // What the parts share (split only): the rule functions, wherever they are defined (trees in any part call
+  // them), the trees the other parts define, and the declared ops' ids.
+  std::vector<std::string> shared_declarations;
+  std::vector<std::string> shared_names;
+  for (size_t i = 0; split && i < all_functions.size(); ++i) {
+    if (part_of[i] == 0 && all_functions[i]->result == "int") continue;
+    shared_declarations.push_back(all_functions[i]->declaration());
+    shared_names.push_back(all_functions[i]->name);
+  }
+  for (const OpDecl& decl : file.ops) {
+    if (!split) break;
+    const std::string id = op_constant(registry.get(decl.id));
+    shared_declarations.push_back("extern const dpl::OpId " + id + ";");
+    shared_names.push_back(id);
+  }
 
   CodeWriter source;
   source.line(banner);
@@ -2378,24 +2395,28 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   source.blank();
   source.text(includes.str());
   open_namespace(source, options.namespace_name);
-  std::vector<std::string> moved;  // the functions other parts define
-  for (size_t i = 0; i < all_functions.size(); ++i) {
-    if (part_of[i] != 0) moved.push_back(all_functions[i]->name);
-  }
-  if (!moved.empty()) {
-    source.line("// The decision trees defined in the other parts of this file's output.");
+  if (!shared_declarations.empty()) {
+    source.line("// What the parts of this file's output share: multi-root rule functions, the decision trees the other");
+    source.line("// parts define, the ids of the ops this file declares.");
     open_namespace(source, parts_namespace);
-    for (const std::string& name : moved) source.line("int " + name + "(dpl::Rewriter& rewriter, dpl::Node* root);");
+    for (const std::string& declaration : shared_declarations) source.line(declaration);
+    source.blank();
+    source.text(op_registrations.str());
+    for (size_t i = 0; i < all_functions.size(); ++i) {
+      if (part_of[i] == 0 && all_functions[i]->result == "bool") source.text(all_functions[i]->definition);
+    }
     close_namespace(source, parts_namespace);
     source.blank();
   }
   source.line("namespace {");
   source.blank();
-  for (const std::string& name : moved) source.line("using " + parts_namespace + "::" + name + ";");
-  if (!moved.empty()) source.blank();
-  source.text(op_registrations.str());
-  source.text(rules_code.str());  // each rule function ends with a blank line already
-  size_t function_index = 0;
+  for (const std::string& name : shared_names) source.line("using " + parts_namespace + "::" + name + ";");
+  if (!shared_names.empty()) source.blank();
+  if (!split) {
+    source.text(op_registrations.str());
+    for (const TreeFunction& function : rule_functions) source.text(function.definition);
+  }
+  size_t function_index = rule_functions.size();
   for (const PassCode& code : pass_code) {
     for (const TreeFunction& function : code.tree_functions) {
       if (part_of[function_index++] == 0) source.text(function.definition);
@@ -2444,16 +2465,28 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   close_namespace(source, options.namespace_name);
   result.source = source.str();
 
-  // The other parts: the decision trees assigned to them, with external linkage in the parts namespace.
+  // The other parts: the functions assigned to them, with external linkage in the parts namespace, after what
+  // they may call from elsewhere (rule functions, declared ops' ids).
   for (size_t part = 1; part < options.parts; ++part) {
     CodeWriter text;
-    text.line(fmt::format("// Generated by dplc from {} (part {} of {}: decision trees {} calls); do not edit.",
+    text.line(fmt::format("// Generated by dplc from {} (part {} of {}: functions {} calls); do not edit.",
                           file.basename, part + 1, options.parts, result.source_name));
     text.blank();
     text.text(includes.str());
     open_namespace(text, options.namespace_name);
     open_namespace(text, parts_namespace);
     text.blank();
+    bool declared = false;
+    for (size_t i = 0; i < all_functions.size(); ++i) {
+      if (part_of[i] == part || all_functions[i]->result != "bool") continue;
+      text.line(all_functions[i]->declaration());
+      declared = true;
+    }
+    for (const OpDecl& decl : file.ops) {
+      text.line("extern const dpl::OpId " + op_constant(registry.get(decl.id)) + ";");
+      declared = true;
+    }
+    if (declared) text.blank();
     for (size_t i = 0; i < all_functions.size(); ++i) {
       if (part_of[i] == part) text.text(all_functions[i]->definition);
     }

@@ -703,13 +703,17 @@ TEST(GeneratedCode, RulesSharingChecksEachFireOnTheirOwnGraphs) {
   expect_unchanged(pass, function(kXY, "        a = R.exp(x)\n        b = R.log(y)\n        c = R.subtract(a, b)\n", "c"));
 }
 
-// The generated source itself: the two scaling rules' structural checks are written once, their constants once
-// each; the two subtract rules are cases of one switch on their first operand's op.
+// The generated source itself (both parts: the run passes are built with dplc --parts 2): the two scaling rules'
+// structural checks are written once, their constants once each; the two subtract rules are cases of one switch
+// on their first operand's op.
 TEST(GeneratedCode, ASharedCheckIsEmittedOnce) {
-  std::ifstream in(DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp");
-  ASSERT_TRUE(in) << DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp";
   std::stringstream text;
-  text << in.rdbuf();
+  for (const char* path :
+       {DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp", DPL_RUN_PASSES_DIR "/shared_checks.dpl.part2.cpp"}) {
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    text << in.rdbuf();
+  }
   const std::string source = text.str();
   auto count = [&](const std::string& needle) {
     int n = 0;

@@ -12,8 +12,8 @@ namespace dpl::compiler {
 
 struct EmitOptions {
   std::string namespace_name = "dpl_passes";  // may be nested: "my::passes"
-  // The source in this many files, for parallel compiles of large rule files: the decision-tree functions are
-  // spread over them (parts 2.. hold only those), balanced by size.
+  // The source in this many files, for parallel compiles of large rule files: the decision-tree functions and the
+  // multi-root rules' functions are spread over them (parts 2.. hold only those), balanced by size.
   size_t parts = 1;
 };
 
