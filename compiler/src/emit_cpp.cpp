@@ -1726,8 +1726,9 @@ std::string attr_kind_cpp(AttrKind kind) {
 // tree for one root op (or for several whose code is the same), or a multi-root rule's function.
 struct TreeFunction {
   std::string name;
-  std::string definition;        // with its comment, ending with a blank line
+  std::string definition;           // with its comment, ending with a blank line
   std::string_view result = "int";  // "bool" for a multi-root rule's function
+  bool is_rule() const { return result == "bool"; }
   // `int NAME(dpl::Rewriter& rewriter, dpl::Node* root);`: what a part that calls it and does not define it reads.
   std::string declaration() const {
     return std::string(result) + " " + name + "(dpl::Rewriter& rewriter, dpl::Node* root);";
@@ -2378,7 +2379,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   std::vector<std::string> shared_declarations;
   std::vector<std::string> shared_names;
   for (size_t i = 0; split && i < all_functions.size(); ++i) {
-    if (part_of[i] == 0 && all_functions[i]->result == "int") continue;
+    if (part_of[i] == 0 && !all_functions[i]->is_rule()) continue;
     shared_declarations.push_back(all_functions[i]->declaration());
     shared_names.push_back(all_functions[i]->name);
   }
@@ -2403,7 +2404,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     source.blank();
     source.text(op_registrations.str());
     for (size_t i = 0; i < all_functions.size(); ++i) {
-      if (part_of[i] == 0 && all_functions[i]->result == "bool") source.text(all_functions[i]->definition);
+      if (part_of[i] == 0 && all_functions[i]->is_rule()) source.text(all_functions[i]->definition);
     }
     close_namespace(source, parts_namespace);
     source.blank();
@@ -2478,7 +2479,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     text.blank();
     bool declared = false;
     for (size_t i = 0; i < all_functions.size(); ++i) {
-      if (part_of[i] == part || all_functions[i]->result != "bool") continue;
+      if (part_of[i] == part || !all_functions[i]->is_rule()) continue;
       text.line(all_functions[i]->declaration());
       declared = true;
     }
