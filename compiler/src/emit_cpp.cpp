@@ -1724,7 +1724,7 @@ std::string attr_kind_cpp(AttrKind kind) {
 
 // A function of the generated source that a source split into parts may put in another file: a pass's decision
 // tree for one root op (or for several whose code is the same), or a multi-root rule's function.
-struct TreeFunction {
+struct SplitFunction {
   std::string name;
   std::string definition;           // with its comment, ending with a blank line
   std::string_view result = "int";  // "bool" for a multi-root rule's function
@@ -1828,7 +1828,7 @@ void emit_op_dispatch(CodeWriter& out, const std::vector<std::pair<OpId, std::st
 // the alternatives the pass matcher dispatches.
 std::vector<Alternative> emit_multi_root_rule(const Rule& rule, size_t rule_index, const std::string& location,
                                               NameTable& names, const OpRegistry& registry, Needs& needs,
-                                              std::vector<TreeFunction>& rule_functions) {
+                                              std::vector<SplitFunction>& rule_functions) {
   std::vector<Alternative> alternatives;
   const std::vector<RootsAlternative> expanded = expand_root_alternatives(rule);
   for (size_t k = 0; k < expanded.size(); ++k) {
@@ -1913,7 +1913,7 @@ std::vector<OpId> root_ops_of(const PassTrees& trees) {
 // specific, then declaration order; any-node alternatives (multi-root rules anchored at `x: _`) are in every group,
 // each in its place in the order.
 PassTrees build_pass_trees(const AstFile& file, const Pass& pass, const OpRegistry& registry, NameTable& names,
-                           Needs& needs, std::vector<TreeFunction>& rule_functions) {
+                           Needs& needs, std::vector<SplitFunction>& rule_functions) {
   PassTrees trees;
   std::vector<Alternative>& alternatives = trees.alternatives;
   for (size_t rule_index = 0; rule_index < pass.rules.size(); ++rule_index) {
@@ -2052,7 +2052,7 @@ std::string counted(size_t count, const std::string& noun) {
 
 // The pass's matcher: one function per dispatch group (groups whose functions would read the same share one),
 // appended to `tree_functions`, then the matcher dispatching on the root, written to `out`.
-void emit_matcher(CodeWriter& out, std::vector<TreeFunction>& tree_functions, const Pass& pass,
+void emit_matcher(CodeWriter& out, std::vector<SplitFunction>& tree_functions, const Pass& pass,
                   const std::string& matcher, const PassTrees& trees, NameTable& names, const OpRegistry& registry) {
   if (trees.groups.empty()) {
     out.line("// Pass " + pass.name + " has no rules.");
@@ -2183,7 +2183,7 @@ std::string parts_namespace_name(const std::string& stem) {
 
 // The part (0 = the first, the file that also holds everything else) of each function: largest first, to the part
 // with the least code so far; the first part starts with `first_part_load` (the size of its other code).
-std::vector<size_t> assign_parts(const std::vector<const TreeFunction*>& functions, size_t parts,
+std::vector<size_t> assign_parts(const std::vector<const SplitFunction*>& functions, size_t parts,
                                  size_t first_part_load) {
   std::vector<size_t> part_of(functions.size(), 0);
   if (parts <= 1) return part_of;
@@ -2209,7 +2209,7 @@ std::string emit_plan(const AstFile& file, const OpRegistry& given_registry) {
   CodeWriter out;
   NameTable names;
   Needs needs;
-  std::vector<TreeFunction> rule_functions;  // not shown: a multi-root rule is one opaque step of the tree
+  std::vector<SplitFunction> rule_functions;  // not shown: a multi-root rule is one opaque step of the tree
   for (const Pass& pass : file.passes) {
     PassTrees trees = build_pass_trees(file, pass, registry, names, needs, rule_functions);
     out.line(fmt::format("pass {} ({}): {}, {}", pass.name, file.basename, counted(pass.rules.size(), "rule"),
@@ -2276,7 +2276,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   result.header = header.str();
 
   // --- multi-root rule functions, and the decision trees ---
-  std::vector<TreeFunction> rule_functions;
+  std::vector<SplitFunction> rule_functions;
   Needs needs;
   std::map<const Pass*, PassTrees> trees;
   for (const Pass& pass : file.passes) {
@@ -2317,7 +2317,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   // Per pass: its decision-tree functions, the dispatching matcher and the rule table (file-local), then the
   // public PassDef accessors, then the registrations.
   struct PassCode {
-    std::vector<TreeFunction> tree_functions;
+    std::vector<SplitFunction> tree_functions;
     std::string matcher_and_table;
   };
   std::vector<PassCode> pass_code;
@@ -2365,11 +2365,11 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     code.matcher_and_table = out.str();
   }
   // The multi-root rules' functions first, as the single file lists them, then the decision trees.
-  std::vector<const TreeFunction*> all_functions;
-  for (const TreeFunction& function : rule_functions) all_functions.push_back(&function);
+  std::vector<const SplitFunction*> all_functions;
+  for (const SplitFunction& function : rule_functions) all_functions.push_back(&function);
   size_t first_part_load = op_registrations.str().size();
   for (PassCode& code : pass_code) {
-    for (const TreeFunction& function : code.tree_functions) all_functions.push_back(&function);
+    for (const SplitFunction& function : code.tree_functions) all_functions.push_back(&function);
     first_part_load += code.matcher_and_table.size();
   }
   const std::vector<size_t> part_of = assign_parts(all_functions, options.parts, first_part_load);
@@ -2378,16 +2378,19 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   // them), the trees the other parts define, and the declared ops' ids.
   std::vector<std::string> shared_declarations;
   std::vector<std::string> shared_names;
-  for (size_t i = 0; split && i < all_functions.size(); ++i) {
-    if (part_of[i] == 0 && !all_functions[i]->is_rule()) continue;
-    shared_declarations.push_back(all_functions[i]->declaration());
-    shared_names.push_back(all_functions[i]->name);
-  }
-  for (const OpDecl& decl : file.ops) {
-    if (!split) break;
-    const std::string id = op_constant(registry.get(decl.id));
-    shared_declarations.push_back("extern const dpl::OpId " + id + ";");
-    shared_names.push_back(id);
+  std::vector<std::string> op_id_declarations;  // every part that is not the first reads them too
+  if (split) {
+    for (size_t i = 0; i < all_functions.size(); ++i) {
+      if (part_of[i] == 0 && !all_functions[i]->is_rule()) continue;
+      shared_declarations.push_back(all_functions[i]->declaration());
+      shared_names.push_back(all_functions[i]->name);
+    }
+    for (const OpDecl& decl : file.ops) {
+      const std::string id = op_constant(registry.get(decl.id));
+      op_id_declarations.push_back("extern const dpl::OpId " + id + ";");
+      shared_names.push_back(id);
+    }
+    shared_declarations.insert(shared_declarations.end(), op_id_declarations.begin(), op_id_declarations.end());
   }
 
   CodeWriter source;
@@ -2415,11 +2418,11 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   if (!shared_names.empty()) source.blank();
   if (!split) {
     source.text(op_registrations.str());
-    for (const TreeFunction& function : rule_functions) source.text(function.definition);
+    for (const SplitFunction& function : rule_functions) source.text(function.definition);
   }
   size_t function_index = rule_functions.size();
   for (const PassCode& code : pass_code) {
-    for (const TreeFunction& function : code.tree_functions) {
+    for (const SplitFunction& function : code.tree_functions) {
       if (part_of[function_index++] == 0) source.text(function.definition);
     }
     source.text(code.matcher_and_table);
@@ -2477,16 +2480,13 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     open_namespace(text, options.namespace_name);
     open_namespace(text, parts_namespace);
     text.blank();
-    bool declared = false;
+    bool declared = !op_id_declarations.empty();
     for (size_t i = 0; i < all_functions.size(); ++i) {
       if (part_of[i] == part || !all_functions[i]->is_rule()) continue;
       text.line(all_functions[i]->declaration());
       declared = true;
     }
-    for (const OpDecl& decl : file.ops) {
-      text.line("extern const dpl::OpId " + op_constant(registry.get(decl.id)) + ";");
-      declared = true;
-    }
+    for (const std::string& declaration : op_id_declarations) text.line(declaration);
     if (declared) text.blank();
     for (size_t i = 0; i < all_functions.size(); ++i) {
       if (part_of[i] == part) text.text(all_functions[i]->definition);
