@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "allocations.h"
 #include "graphs.h"
 #include "rescan.h"
 
@@ -77,15 +78,18 @@ void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn&
   size_t nodes = 0;
   RunOutcome outcome;
   double seconds = 0;
+  uint64_t allocations = 0;
   for (auto _ : state) {
     module.reset();  // the previous graph goes away outside the timed region, too
     module = build();
     Function& function = main_function(*module);
     nodes = function.nodes().size();
 
+    const uint64_t allocations_before = allocations_so_far();
     const double start = thread_seconds();
     outcome = run(*module);
     const double elapsed = thread_seconds() - start;
+    allocations += allocations_so_far() - allocations_before;
     state.SetIterationTime(elapsed);
     seconds += elapsed;
 
@@ -104,6 +108,8 @@ void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn&
   state.counters["visited"] = static_cast<double>(outcome.visited);
   state.counters["rewrites"] = static_cast<double>(outcome.rewrites);
   if (outcome.scans != 0) state.counters["scans"] = static_cast<double>(outcome.scans);
+  const double rewrites = static_cast<double>(outcome.rewrites) * static_cast<double>(state.iterations());
+  if (rewrites > 0) state.counters["allocs_per_rewrite"] = static_cast<double>(allocations) / rewrites;
   set_ns_per(state, "visited", seconds, static_cast<double>(outcome.visited));
   set_ns_per(state, "node", seconds, static_cast<double>(nodes));
 }

@@ -45,6 +45,7 @@ RunFn module_driver(const PassDef& pass);
 //   ns_per_visited  run time per matcher call
 //   ns_per_node     run time per node of the input graph
 //   scans           whole-graph scans per run (only when the strategy scans)
+//   allocs_per_rewrite  calls of operator new during the runs per rewrite (allocations.h; only when it rewrote)
 void measure_rewrite(benchmark::State& state, const BuildFn& build, const RunFn& run,
                      uint64_t expected_rewrites = 0);
 

@@ -111,6 +111,12 @@ def counter(run, key):
     return run.get(key) if run is not None else None
 
 
+def allocations_note(run):
+    """'; N allocations per rewrite' from the allocs_per_rewrite counter (operator new calls in the timed runs)."""
+    value = counter(run, "allocs_per_rewrite")
+    return "" if value is None else f"; {value:.2f} allocations per rewrite" if value < 10 else f"; {value:.1f} allocations per rewrite"
+
+
 def build_table(runs, compile_info):
     table = Table()
     errors = [f"{name}: {run['error']}" for name, run in runs.items() if run["error"]]
@@ -127,8 +133,8 @@ def build_table(runs, compile_info):
         for size, name, run in points:
             table.add(workload, size, run["seconds"], run.get("ns_per_visited"), run.get("ns_per_node"),
                       run.get("ns_per_visited") / base if base else None,
-                      f"{int(run['rewrites']):,} rewrites; " + note if size == points[0][0] else
-                      f"{int(run['rewrites']):,} rewrites")
+                      f"{int(run['rewrites']):,} rewrites" + allocations_note(run) + "; " + note
+                      if size == points[0][0] else f"{int(run['rewrites']):,} rewrites" + allocations_note(run))
     # 5. the floor: ratio = the transformer pass's time over the floor's on the same graph.
     for size, name, run in series("floor/"):
         pass_run = runs.get(f"transformer/{size}")
@@ -158,7 +164,7 @@ def build_table(runs, compile_info):
         depth = name.split("/")[2].replace("depth_", "depth ")
         size = size_of(name)
         table.add(f"cascade {depth}: worklist", size, run["seconds"], run.get("ns_per_visited"),
-                  run.get("ns_per_node"), None, f"{int(run['rewrites']):,} rewrites")
+                  run.get("ns_per_node"), None, f"{int(run['rewrites']):,} rewrites" + allocations_note(run))
         rescan = runs.get(name.replace("/worklist/", "/rescan/"))
         if rescan and not rescan["error"]:
             table.add(f"cascade {depth}: re-scan", size, rescan["seconds"], rescan.get("ns_per_visited"),
@@ -175,7 +181,7 @@ def build_table(runs, compile_info):
         base = points[0][2]["seconds"] / points[0][0] if points else None
         for sites, name, run in points:
             per_site = run["seconds"] / sites
-            note = f"{per_site * 1e6:.2f} us per {site}"
+            note = f"{per_site * 1e6:.2f} us per {site}" + allocations_note(run)
             if sites == points[0][0]:
                 note += (f"; size = {site}s ({int(run['nodes']):,} nodes); ratio: time per {site} vs. {sites:,} "
                          f"{site}s")

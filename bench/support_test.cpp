@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "allocations.h"
 #include "cascade.dpl.h"
 #include "chain.dpl.h"
 #include "combine_qkv.dpl.h"
@@ -149,6 +152,23 @@ TEST(Rescan, DriverAdaptersReportWhatTheStrategiesDid) {
   EXPECT_EQ(rescan.scans, 5u);
   EXPECT_TRUE(worklist.error.empty());
   EXPECT_TRUE(rescan.error.empty());
+}
+
+// The counter behind allocs_per_rewrite counts this thread's calls of operator new, arrays and aligned ones too.
+TEST(Allocations, EveryOperatorNewOfTheThreadIsCounted) {
+  const uint64_t start = allocations_so_far();
+  EXPECT_EQ(allocations_so_far(), start);
+  auto one = std::make_unique<int>(1);
+  auto many = std::make_unique<int[]>(64);
+  struct alignas(64) Line {
+    char bytes[64];
+  };
+  auto aligned = std::make_unique<Line>();
+  EXPECT_EQ(allocations_so_far(), start + 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned.get()) % 64, 0u);
+  std::vector<int> grown;
+  for (int i = 0; i < 5; ++i) grown.push_back(i);  // capacity 1, 2, 4, 8: four allocations
+  EXPECT_EQ(allocations_so_far(), start + 7);
 }
 
 compiler::CompileResult compile_text(const SourceFile& source, DiagnosticEngine& diags) {
