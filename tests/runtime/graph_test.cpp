@@ -143,44 +143,95 @@ TEST_F(Graph, CallsCopiedIntoAnotherFunctionKeepOpAttributesAndType) {
   Node* gw = g.add_param("w", w->type());
   std::string error;
   Node* conv_operands[] = {gx, gw};
-  Node* conv_copy = g.add_call_like(*conv, conv_operands, error);
+  Node* conv_copy = g.add_call_like(f, *conv, conv_operands, error);
   ASSERT_NE(conv_copy, nullptr) << error;
   EXPECT_TRUE(conv_copy->is_call_of(op::nn_conv2d));
   EXPECT_EQ(conv_copy->type(), conv->type());
-  EXPECT_EQ(conv_copy->attrs(), conv->attrs());
-  EXPECT_NE(&conv_copy->attrs(), &conv->attrs());  // g's own list: g may outlive f
+  EXPECT_EQ(&conv_copy->attrs(), &conv->attrs());  // f's list itself: g holds on to f's lists
   EXPECT_EQ(count_of(gx->users(), conv_copy), 1u);
 
   Node* wide = g.add_param("wide", f32({1, 3, 16, 16}));
   Node* wide_operands[] = {wide, gw};
-  Node* wide_copy = g.add_call_like(*conv, wide_operands, error);
+  Node* wide_copy = g.add_call_like(f, *conv, wide_operands, error);
   ASSERT_NE(wide_copy, nullptr) << error;
   EXPECT_EQ(wide_copy->type(), f32({1, 4, 16, 16}));  // inferred for the operand it reads
 
   Node* flat_operands[] = {conv_copy, g.add_shape({Dim::fixed(1), Dim::fixed(256)})};
-  Node* flat_copy = g.add_call_like(*flat, flat_operands, error);
+  Node* flat_copy = g.add_call_like(f, *flat, flat_operands, error);
   ASSERT_NE(flat_copy, nullptr) << error;
   EXPECT_EQ(flat_copy->type(), flat->type());
 
   Node* odd = g.add_param("odd", f32({1, 255}));
   Node* mismatched[] = {flat_copy, odd};
   const size_t before = g.nodes().size();
-  EXPECT_EQ(g.add_call_like(*sum, mismatched, error), nullptr);
+  EXPECT_EQ(g.add_call_like(f, *sum, mismatched, error), nullptr);
   EXPECT_NE(error.find("add"), std::string::npos) << error;
   EXPECT_EQ(g.nodes().size(), before);  // a declined copy adds nothing
   Node* missing[] = {flat_copy, nullptr};
   error.clear();
-  EXPECT_EQ(g.add_call_like(*sum, missing, error), nullptr);
+  EXPECT_EQ(g.add_call_like(f, *sum, missing, error), nullptr);
   EXPECT_FALSE(error.empty());
 
   Node* sum_operands[] = {flat_copy, flat_copy};
-  Node* sum_copy = g.add_call_like(*sum, sum_operands, error);
+  Node* sum_copy = g.add_call_like(f, *sum, sum_operands, error);
   ASSERT_NE(sum_copy, nullptr) << error;
   EXPECT_EQ(sum_copy->type(), sum->type());
   EXPECT_TRUE(sum_copy->attrs().empty());
   g.set_output(sum_copy);
   g.compact();
   EXPECT_EQ(verify(g), "");
+}
+
+TEST_F(Graph, CopiedCallsShareTheFirstSourcesAttributeListsAndOutliveIt) {
+  auto conv_in = [](Function& function, std::vector<int64_t> padding) {
+    Node* x = function.add_param("x", f32({1, 3, 8, 8}));
+    Node* w = function.add_param("w", f32({4, 3, 3, 3}));
+    std::string error;
+    Node* operands[] = {x, w};
+    const OpInfo& info = OpRegistry::global().get(op::nn_conv2d);
+    AttrList attrs = info.default_attrs();
+    for (size_t i = 0; i < info.attrs.size(); ++i) {
+      if (info.attrs[i].name == "padding") attrs[i] = std::move(padding);
+    }
+    Node* conv = function.add_call(op::nn_conv2d, operands, std::move(attrs), error);
+    EXPECT_NE(conv, nullptr) << error;
+    function.set_output(conv);
+    return conv;
+  };
+  auto copy_into = [](Function& target, const Function& source, const Node* call) {
+    std::string error;
+    Node* operands[] = {target.add_param("x", call->operand(0)->type()),
+                        target.add_param("w", call->operand(1)->type())};
+    Node* copy = target.add_call_like(source, *call, operands, error);
+    EXPECT_NE(copy, nullptr) << error;
+    return copy;
+  };
+  auto source = std::make_unique<Function>("source");
+  const Node* original = conv_in(*source, {1, 1, 1, 1});
+  const AttrList expected = original->attrs();
+  Function composite("composite");
+  Node* shared = copy_into(composite, *source, original);
+  EXPECT_EQ(&shared->attrs(), &original->attrs());
+
+  // A second source: the composite holds on to the first one's lists only, so it copies this one's list.
+  Function other("other");
+  const Node* other_original = conv_in(other, {2, 2, 2, 2});
+  const Node* copied = copy_into(composite, other, other_original);
+  EXPECT_NE(&copied->attrs(), &other_original->attrs());
+  EXPECT_EQ(copied->attrs(), other_original->attrs());
+
+  // The source holds on to nothing of the composite's, which holds on to the source: no cycle, a copy.
+  const Node* back = copy_into(*source, composite, shared);
+  EXPECT_EQ(&back->attrs(), &original->attrs());  // the source's own list, found again (the same source function)
+  const Node* copied_back = copy_into(*source, composite, copied);
+  EXPECT_NE(&copied_back->attrs(), &copied->attrs());
+  EXPECT_EQ(copied_back->attrs(), other_original->attrs());
+
+  source.reset();  // the composite's call still reads the list it shares (ASan checks it in scripts/sanitize.sh)
+  EXPECT_EQ(shared->attrs(), expected);
+  composite.set_output(shared);
+  composite.compact();
+  EXPECT_EQ(verify(composite), "");
 }
 
 TEST_F(Graph, TupleItemsAndShapes) {

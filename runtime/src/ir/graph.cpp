@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <functional>
 #include <memory>
 #include <new>
@@ -129,6 +130,19 @@ struct Function::CallMemo {
   using InferredTable = std::array<Inferred, size_t{1} << kInferredSlotsLog2>;
   std::unique_ptr<InferredTable> inferred;
   uint32_t calls_without_memo = 0;
+  // The memo of the function whose lists this function's nodes may also point to (add_call_like).
+  std::shared_ptr<const CallMemo> borrowed;
+
+  // Holds on to `source`'s lists, unless this memo holds another's already or `source` holds on to this one
+  // (a cycle would keep both alive forever).
+  bool borrow(const std::shared_ptr<const CallMemo>& source) {
+    if (borrowed != nullptr) return false;
+    for (const CallMemo* memo = source.get(); memo != nullptr; memo = memo->borrowed.get()) {
+      if (memo == this) return false;
+    }
+    borrowed = source;
+    return true;
+  }
 
   static bool memoizable(OpId op, std::span<Node* const> operands) {
     return operands.size() <= Inferred::kMaxOperands && infers_from_types(op, operands);
@@ -277,7 +291,7 @@ class ArenaBlockCache {
 thread_local ArenaBlockCache* ArenaBlockCache::alive_ = nullptr;
 
 Function::Function(std::string name)
-    : name_(std::move(name)), call_memo_(std::make_unique<CallMemo>()), use_pool_(std::make_unique<UsePool>()) {}
+    : name_(std::move(name)), call_memo_(std::make_shared<CallMemo>()), use_pool_(std::make_unique<UsePool>()) {}
 
 Function::~Function() {
   // Last block first: the cache hands blocks out last in, first out, so the next function gets them in this
@@ -290,7 +304,7 @@ Function::~Function() {
       block[slot].~Node();
     }
     if (i == 0) {
-      ::operator delete(block, std::align_val_t{alignof(Node)});  // the small first block: malloc keeps those
+      ::operator delete(first_block_memory_);  // the small first block: malloc keeps those
     } else {
       ArenaBlockCache::give(block);
     }
@@ -299,7 +313,11 @@ Function::~Function() {
 
 void Function::add_arena_block() {
   if (arena_.empty()) {
-    arena_.push_back(static_cast<Node*>(::operator new(kFirstBlockBytes, std::align_val_t{alignof(Node)})));
+    // Aligned here, not by an aligned operator new: glibc's memalign costs a fifth more than malloc at this size.
+    size_t space = kFirstBlockBytes + alignof(Node);
+    first_block_memory_ = ::operator new(space);
+    void* aligned = first_block_memory_;
+    arena_.push_back(static_cast<Node*>(std::align(alignof(Node), kFirstBlockBytes, aligned, space)));
     arena_capacity_ = kFirstBlock;
   } else {
     arena_.push_back(ArenaBlockCache::take());
@@ -513,7 +531,8 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   return node;
 }
 
-Node* Function::add_call_like(const Node& original, std::span<Node* const> operands, std::string& error) {
+Node* Function::add_call_like(const Function& source, const Node& original, std::span<Node* const> operands,
+                              std::string& error) {
   bool same_types = original.kind_ == NodeKind::Call && operands.size() == original.num_operands_;
   for (size_t i = 0; same_types && i < operands.size(); ++i) {
     same_types = operands[i] != nullptr && !operands[i]->dead_ && operands[i]->type_ == original.operand(i)->type_;
@@ -522,12 +541,19 @@ Node* Function::add_call_like(const Node& original, std::span<Node* const> opera
       !infers_from_types(original.op_, operands)) {
     return add_call(original.op_, operands, original.attrs(), error);
   }
-  const AttrList* interned = original.attrs_ == &detail::kNoAttrs ? &detail::kNoAttrs
-                                                                  : call_memo_->intern(AttrList(original.attrs()));
+  const AttrList* attrs = attrs_of(source, original.op_, original.attrs_);
   Node* node = new_node(NodeKind::Call, original.type_, operands);
   node->op_ = original.op_;
-  node->attrs_ = interned;
+  node->attrs_ = attrs;
   return node;
+}
+
+// `attrs`, interned by `source`, as a list this function's nodes may point to: itself when this function holds on
+// to source's lists, else this function's own copy.
+const AttrList* Function::attrs_of(const Function& source, OpId op, const AttrList* attrs) {
+  if (attrs == &detail::kNoAttrs || &source == this) return attrs;
+  if (call_memo_->borrowed == source.call_memo_ || call_memo_->borrow(source.call_memo_)) return attrs;
+  return call_memo_->intern_for(op, *attrs);
 }
 
 const AttrList* Function::default_attrs(OpId op) { return defaults_of(registry_.get(op)); }
@@ -671,7 +697,10 @@ void Function::reserve(size_t nodes, size_t params) {
 
 uint8_t& Function::state_of(uint32_t id) {
   // Grown by half at a time (compact() trims it to the ids in use): each rewrite of a cascade makes a new late user.
-  if (id >= node_states_.size()) node_states_.resize(std::max<size_t>(next_id_, node_states_.size() * 3 / 2), 0);
+  // At least to what reserve() made room for: a new function's parameters would otherwise grow it one by one.
+  if (id >= node_states_.size()) {
+    node_states_.resize(std::max({size_t{next_id_}, node_states_.size() * 3 / 2, node_states_.capacity()}), 0);
+  }
   return node_states_[id];
 }
 
@@ -1127,15 +1156,18 @@ std::string Module::unique_function_name(std::string_view base) const {
   auto known = first_free_suffix_.find(base);  // no string built for a base seen before
   if (known == first_free_suffix_.end()) known = first_free_suffix_.emplace(std::string(base), 0).first;
   uint64_t& suffix = known->second;
-  const auto candidate = [&] {
-    std::string name(base);
-    if (suffix != 0) (name += '_') += std::to_string(suffix);
-    return name;
+  std::string name;
+  name.reserve(base.size() + 21);  // '_' and any suffix: one allocation however many names are taken
+  const auto with_suffix = [&] {
+    name.assign(base);
+    if (suffix == 0) return;
+    std::array<char, 21> digits{'_'};
+    name.append(digits.data(), std::to_chars(digits.data() + 1, digits.data() + digits.size(), suffix).ptr);
   };
-  std::string name = candidate();
+  with_suffix();
   while (find(name) != nullptr) {
     ++suffix;
-    name = candidate();
+    with_suffix();
   }
   return name;
 }

@@ -25,12 +25,12 @@ bool is_copyable(const Node* node) {
 // when the partition is done: hash maps cost an allocation per node, a third of a small partition's time.
 class NodeTable {
  public:
-  explicit NodeTable(const Function& function) : entries_(scratch()) {
+  explicit NodeTable(const Function& function) : entries_(scratch().entries), touched_(scratch().touched) {
     if (entries_.size() < function.node_id_bound()) entries_.resize(function.node_id_bound());
-    touched_.reserve(32);
   }
   ~NodeTable() {
     for (uint32_t id : touched_) entries_[id] = {};
+    touched_.clear();
   }
   NodeTable(const NodeTable&) = delete;
   NodeTable& operator=(const NodeTable&) = delete;
@@ -49,9 +49,13 @@ class NodeTable {
     bool reached_input = false;
     bool touched = false;
   };
-  static std::vector<Entry>& scratch() {
-    thread_local std::vector<Entry> entries;  // one partition at a time per thread: Rewriter::partition nests none
-    return entries;
+  struct Scratch {
+    std::vector<Entry> entries;
+    std::vector<uint32_t> touched;  // the ids whose entries to clear
+  };
+  static Scratch& scratch() {
+    thread_local Scratch table;  // one partition at a time per thread: Rewriter::partition nests none
+    return table;
   }
   Entry& entry(const Node* node) {
     Entry& e = entries_[node->id()];
@@ -69,7 +73,7 @@ class NodeTable {
   }
 
   std::vector<Entry>& entries_;
-  std::vector<uint32_t> touched_;
+  std::vector<uint32_t>& touched_;
 };
 
 // The nodes of a partition: the matched ones in topological order (root last) and the inputs they use.
@@ -78,14 +82,34 @@ struct Match {
   std::vector<Node*> inputs;  // reached inputs, in the caller's order, without duplicates
 };
 
+// The vectors a partition fills, kept per thread and emptied, not freed, after each: a composite function's own
+// allocations are what a partition cannot avoid, these it can.
+struct PartitionScratch {
+  Match match;
+  std::vector<std::pair<Node*, size_t>> stack;  // collect_match's depth-first walk
+  std::vector<Node*> args;                      // the composite call's arguments
+  std::vector<Node*> operands;                  // clone_node's mapped operands
+  std::vector<std::string> param_names;
+  std::string base_name;  // fused_name()'s
+
+  static PartitionScratch& take() {
+    thread_local PartitionScratch scratch;  // one partition at a time per thread, as NodeTable
+    scratch.match.nodes.clear();
+    scratch.match.inputs.clear();
+    scratch.stack.clear();
+    scratch.args.clear();
+    scratch.param_names.clear();
+    return scratch;
+  }
+};
+
 // Walks operands from `root`, depth first, stopping at `inputs`. Fails (returns the reason) on a parameter that
 // is not an input: the pattern's leaves should have bound it.
-std::string collect_match(Node* root, std::span<Node* const> inputs, NodeTable& table, Match& match) {
+std::string collect_match(Node* root, std::span<Node* const> inputs, NodeTable& table, PartitionScratch& scratch) {
   auto is_input = [&](const Node* node) { return std::find(inputs.begin(), inputs.end(), node) != inputs.end(); };
-  std::vector<std::pair<Node*, size_t>> stack;
-  stack.reserve(16);  // patterns are a handful of levels deep, their matches a handful of nodes
+  Match& match = scratch.match;
+  std::vector<std::pair<Node*, size_t>>& stack = scratch.stack;
   stack.emplace_back(root, 0);
-  match.nodes.reserve(16);
   table.insert(root);
   while (!stack.empty()) {
     Node* node = stack.back().first;
@@ -126,22 +150,21 @@ std::string escaping_value(const Function& function, const Node* root, const Mat
   return {};
 }
 
-// "fused_" and the matched call ops, operands first, '.' spelled '_': fused_nn_conv2d_nn_batch_norm.
-std::string fused_name(const Match& match) {
-  std::string name = "fused";
+// "fused_" and the matched call ops, operands first, '.' spelled '_': fused_nn_conv2d_nn_batch_norm (into `name`).
+void fused_name(const Match& match, std::string& name) {
+  name = "fused";
   for (const Node* node : match.nodes) {
     if (!node->is_call()) continue;
     name += '_';
-    for (const char c : OpRegistry::global().get(node->op()).name) name += c == '.' ? '_' : c;
+    const size_t start = name.size();
+    name += OpRegistry::global().get(node->op()).name;
+    std::replace(name.begin() + static_cast<std::ptrdiff_t>(start), name.end(), '.', '_');
   }
-  return name;
 }
 
-// Parameter names: the input's binding name when it is a valid identifier that no other input has, else p<i>.
-// (Linear searches: a partition has a handful of parameters.)
-std::vector<std::string> parameter_names(std::span<Node* const> params) {
-  std::vector<std::string> names;
-  names.reserve(params.size());
+// Parameter names, appended to `names`: the input's binding name when it is a valid identifier that no other input
+// has, else p<i>. (Linear searches: a partition has a handful of parameters.)
+void parameter_names(std::span<Node* const> params, std::vector<std::string>& names) {
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string& wanted = params[i]->name();
     const bool unique = std::count_if(params.begin(), params.end(),
@@ -151,12 +174,11 @@ std::vector<std::string> parameter_names(std::span<Node* const> params) {
     while (std::find(names.begin(), names.end(), name) != names.end()) name += "_";
     names.push_back(std::move(name));
   }
-  return names;
 }
 
-// A copy of `node` in `target`, its operands mapped through `copies`; nullptr (and `error`) if it does not build.
-// `operands` is scratch, reused from node to node.
-Node* clone_node(Function& target, const Node* node, const NodeTable& copies, std::vector<Node*>& operands,
+// A copy of `node`, a node of `source`, in `target`, its operands mapped through `copies`; nullptr (and `error`)
+// if it does not build. `operands` is scratch, reused from node to node.
+Node* clone_node(const Function& source, Function& target, const Node* node, const NodeTable& copies, std::vector<Node*>& operands,
                  std::string& error) {
   operands.clear();
   for (const Node* operand : node->operands()) {
@@ -171,7 +193,7 @@ Node* clone_node(Function& target, const Node* node, const NodeTable& copies, st
     case NodeKind::Constant: return target.add_constant(node->literal());
     case NodeKind::ShapeLit:
       return target.add_shape(std::vector<Dim>(node->shape_value().begin(), node->shape_value().end()));
-    case NodeKind::Call: return target.add_call_like(*node, operands, error);
+    case NodeKind::Call: return target.add_call_like(source, *node, operands, error);
     case NodeKind::Tuple: return target.add_tuple(operands);
     case NodeKind::TupleItem: return target.add_tuple_item(operands.at(0), node->index(), error);
     case NodeKind::FuncCall: return target.add_func_call(node->callee(), operands, node->type());
@@ -196,26 +218,28 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
   if (root->kind() == NodeKind::Param || is_copyable(root)) {
     return decline(fmt::format("the root {} is not a computed value", describe_node(root)));
   }
-  Match match;
+  PartitionScratch& scratch = PartitionScratch::take();
+  const Match& match = scratch.match;
   NodeTable table(function_);
-  if (std::string why = collect_match(root, inputs, table, match); !why.empty()) return decline(std::move(why));
+  if (std::string why = collect_match(root, inputs, table, scratch); !why.empty()) return decline(std::move(why));
   if (std::string why = escaping_value(function_, root, match, table); !why.empty()) return decline(std::move(why));
 
-  std::vector<Node*> args;
+  std::vector<Node*>& args = scratch.args;
   for (Node* input : match.inputs) {
     if (!is_copyable(input)) args.push_back(input);
   }
-  const std::string name = module_->unique_function_name(fused_name(match));
+  fused_name(match, scratch.base_name);
+  const std::string name = module_->unique_function_name(scratch.base_name);
   Function& fused = module_->add_function(name);
   fused.reserve(match.inputs.size() + match.nodes.size(), args.size());
-  std::vector<std::string> param_names = parameter_names(args);
+  std::vector<std::string>& param_names = scratch.param_names;
+  parameter_names(args, param_names);
   for (size_t i = 0; i < args.size(); ++i) {
     table.set_copy(args[i], fused.add_param(std::move(param_names[i]), args[i]->type()));
   }
   std::string error;
-  std::vector<Node*> operands;
   auto copy = [&](const Node* node) {
-    Node* copied = clone_node(fused, node, table, operands, error);
+    Node* copied = clone_node(function_, fused, node, table, scratch.operands, error);
     if (copied != nullptr) {
       copied->set_name(node->name());
       table.set_copy(node, copied);
@@ -235,6 +259,7 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
   fused.set_output(table.copy_of(root));
   fused.set_private(true);
   fused.set_dataflow_block(true);
+  fused.attrs().reserve(2);
   fused.attrs().emplace_back("Composite", std::string(composite));
   fused.attrs().emplace_back("Primitive", true);
 

@@ -216,11 +216,15 @@ class Function {
   Node* add_call_with_defaults(OpId op, std::span<Node* const> operands, std::string& error);
   // add_call() once checked_attrs() passed, with the list it gave.
   Node* add_interned_call(OpId op, std::span<Node* const> operands, const AttrList* interned, std::string& error);
-  // A copy of `original`, a call of any function, reading `operands` where it reads its operands (as many): its
-  // op and attributes, and its type without inference when inference could not give another one (every operand
-  // has the type of the one it stands for, none is a shape literal or a tuple, whose values inference reads, and
-  // the op is built in); otherwise what add_call() gives. A partition copies its match this way.
-  Node* add_call_like(const Node& original, std::span<Node* const> operands, std::string& error);
+  // A copy of `original`, a call of `source` (any function), reading `operands` where it reads its operands (as
+  // many): its op and attributes, and its type without inference when inference could not give another one (every
+  // operand has the type of the one it stands for, none is a shape literal or a tuple, whose values inference
+  // reads, and the op is built in); otherwise what add_call() gives. A partition copies its match this way. The
+  // copy points to the original's attribute list itself when this function may hold on to `source`'s lists (the
+  // first function it copies from, unless that one holds on to this one's): a composite function carved from
+  // `main` allocates nothing for its calls' attributes, and keeps `main`'s lists alive as long as it lives.
+  Node* add_call_like(const Function& source, const Node& original, std::span<Node* const> operands,
+                      std::string& error);
   Node* add_tuple(std::span<Node* const> fields);
   // Fails (nullptr + error) when `tuple` is not a tuple or the index is out of range.
   Node* add_tuple_item(Node* tuple, int64_t index, std::string& error);
@@ -370,10 +374,12 @@ class Function {
   std::vector<Node*> arena_;
   size_t arena_used_ = 0;      // nodes taken from the last block
   size_t arena_capacity_ = 0;  // and the nodes it holds
+  void* first_block_memory_ = nullptr;  // what the first block was carved from (aligned within it)
   // What add_call remembers (interned attribute lists, inferred types) and the memory of the nodes' use lists
   // (graph.cpp).
   struct CallMemo;
-  std::unique_ptr<CallMemo> call_memo_;
+  std::shared_ptr<CallMemo> call_memo_;  // shared by the functions that borrow its attribute lists (add_call_like)
+  const AttrList* attrs_of(const Function& source, OpId op, const AttrList* attrs);
   const OpRegistry& registry_ = OpRegistry::global();  // a rewrite asks it twice: not a guarded call each time
   struct UsePool;
   std::unique_ptr<UsePool> use_pool_;
