@@ -742,7 +742,7 @@ class RuleEmitter {
               }
               needs_.vector = true;
               std::string name = names_.numbered("tuple");
-              statement("dpl::Node* " + name + " = rewriter.tuple(" + node_vector(e.fields, fields) + ");");
+              statement("dpl::Node* " + name + " = rewriter.tuple(" + node_values(e.fields, fields) + ");");
               check(name + " == nullptr");
               return name;
             },
@@ -763,11 +763,12 @@ class RuleEmitter {
     return "rewriter.scalar(" + value + ", " + dtype + ")";
   }
 
-  // A `std::vector<dpl::Node*>` of the values of `written` operands (fields): `built[i]`, or a spread list's values.
-  std::string node_vector(const std::vector<ExprPtr>& written, const std::vector<std::string>& built) {
+  // The values of `written` operands (fields): `built[i]`, or a spread list's values. A braced list of the values
+  // when none is a spread (an initializer list, no allocation), else a `std::vector<dpl::Node*>`.
+  std::string node_values(const std::vector<ExprPtr>& written, const std::vector<std::string>& built) {
     auto is_spread = [](const ExprPtr& value) { return std::holds_alternative<SpreadExpr>(value->node); };
     if (std::none_of(written.begin(), written.end(), is_spread)) {
-      return "std::vector<dpl::Node*>{" + fmt::format("{}", fmt::join(built, ", ")) + "}";
+      return "{" + fmt::format("{}", fmt::join(built, ", ")) + "}";
     }
     std::string values = names_.numbered("values");
     statement("std::vector<dpl::Node*> " + values + ";");
@@ -848,7 +849,7 @@ class RuleEmitter {
     std::string op = call.op_is_var ? bound_.at(call.op.text) : op_constant(registry_.get(call.op.id));
     const bool spreads = has_spreads(call);
     std::string arguments = op + ", " +
-                            (spreads ? node_vector(call.operands, operands)
+                            (spreads ? node_values(call.operands, operands)
                                      : "{" + fmt::format("{}", fmt::join(operands, ", ")) + "}");
     if (spreads && call.op_is_var && !call.attrs_from) {  // the span overload takes the attributes: the defaults
       arguments += ", dpl::OpRegistry::global().get(" + op + ").default_attrs()";
@@ -1403,7 +1404,7 @@ class RuleEmitter {
     } else {
       std::vector<std::string> parts;
       for (const ExprPtr& operand : call.operands) parts.push_back("static_cast<int64_t>(" + computed(*operand) + ")");
-      sizes = "std::vector<int64_t>{" + fmt::format("{}", fmt::join(parts, ", ")) + "}";
+      sizes = "{" + fmt::format("{}", fmt::join(parts, ", ")) + "}";  // an initializer list
     }
     std::string key = "split_indices " + sizes;
     if (std::string local = property_local(key); !local.empty()) return local;

@@ -41,8 +41,8 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       const int64_t wk_shape_1 = wk->type()->dims()[1].extent();
       if (!wv->type()->has_shape() || wv->type()->rank() < 2 || !wv->type()->dims()[1].is_static()) continue;
       const int64_t wv_shape_1 = wv->type()->dims()[1].extent();
-      const std::vector<int64_t> split_indices1 = dpl::split_indices(std::vector<int64_t>{static_cast<int64_t>(wq_shape_1), static_cast<int64_t>(wk_shape_1), static_cast<int64_t>(wv_shape_1)});
-      dpl::Node* tuple1 = rewriter.tuple(std::vector<dpl::Node*>{wq, wk, wv});
+      const std::vector<int64_t> split_indices1 = dpl::split_indices({static_cast<int64_t>(wq_shape_1), static_cast<int64_t>(wk_shape_1), static_cast<int64_t>(wv_shape_1)});
+      dpl::Node* tuple1 = rewriter.tuple({wq, wk, wv});
       if (tuple1 == nullptr) return false;
       static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
       dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);

@@ -30,7 +30,7 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
     dpl::Node* a = tuple2->operand(0);
     dpl::Node* b = tuple2->operand(1);
     dpl::Node* c = tuple1->operand(1);
-    dpl::Node* tuple3 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
+    dpl::Node* tuple3 = rewriter.tuple({a, b, c});
     if (tuple3 == nullptr) break;
     if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k})) return 0;
   } while (false);
@@ -46,7 +46,7 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
   dpl::Node* a = tuple1->operand(0);
   dpl::Node* b = tuple3->operand(0);
   dpl::Node* c = tuple3->operand(1);
-  dpl::Node* tuple4 = rewriter.tuple(std::vector<dpl::Node*>{a, b, c});
+  dpl::Node* tuple4 = rewriter.tuple({a, b, c});
   if (tuple4 == nullptr) return -1;
   if (rewriter.rebuild(root, dpl::op::concat, {tuple4}, dpl::AttrList{/*axis=*/k})) return 1;
   return -1;

@@ -792,6 +792,7 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
   Node* operand = c.operand(0);
   std::vector<TypeRef> fields;
   if (operand->kind() == NodeKind::Tuple) {
+    fields.reserve(operand->num_operands());
     for (Node* field : operand->operands()) fields.push_back(field->type());
   } else if (operand->type() != nullptr && operand->type()->is_tuple()) {
     fields.assign(operand->type()->fields().begin(), operand->type()->fields().end());
@@ -881,6 +882,7 @@ TypeRef infer_split(const InferInput& in, std::string& error) {
   if (const int64_t* count = std::get_if<int64_t>(&sections)) {
     if (*count <= 0) return c.fail(fmt::format("indices_or_sections {} must be positive", *count));
     if (*count == 1) return Type::tuple(std::span<const TypeRef>(&x, 1));
+    fields.reserve(static_cast<size_t>(std::min<int64_t>(*count, 4096)));
     // A symbolic extent splits into equal pieces when the count divides it exactly (n * 4 in 2: n * 2 each).
     const std::optional<Dim> equal_piece =
         extent || !x->has_shape() ? std::nullopt : dim_exact_div(x->dims()[split_axis], Dim::fixed(*count));
@@ -897,6 +899,7 @@ TypeRef infer_split(const InferInput& in, std::string& error) {
   }
   const std::vector<int64_t>& indices = std::get<std::vector<int64_t>>(sections);
   if (indices.empty()) return Type::tuple(std::span<const TypeRef>(&x, 1));
+  fields.reserve(indices.size() + 1);
   int64_t previous = 0;
   for (int64_t index : indices) {
     if (index < 0) return c.fail(fmt::format("indices_or_sections {} must not be negative", list_str(indices)));

@@ -99,9 +99,13 @@ DType first_known_dtype(std::initializer_list<const Node*> candidates);
 // split points split(indices_or_sections=...) takes.
 inline std::vector<int64_t> split_indices(std::span<const int64_t> sizes) {
   std::vector<int64_t> points;
+  points.reserve(sizes.empty() ? 0 : sizes.size() - 1);
   int64_t sum = 0;
   for (size_t i = 0; i + 1 < sizes.size(); ++i) points.push_back(sum += sizes[i]);
   return points;
+}
+inline std::vector<int64_t> split_indices(std::initializer_list<int64_t> sizes) {
+  return split_indices(std::span<const int64_t>(sizes.begin(), sizes.size()));
 }
 
 // What compiled right-hand sides call. Node-creating calls return nullptr when type inference fails; the
@@ -139,6 +143,7 @@ class Rewriter {
   static constexpr uint32_t kMaxScalarUses = 64;
   Node* shape(std::vector<Dim> dims);
   Node* tuple(std::span<Node* const> fields);
+  Node* tuple(std::initializer_list<Node*> fields) { return tuple(std::span<Node* const>(fields.begin(), fields.size())); }
   Node* item(Node* tuple, int64_t index);
 
   // Replaces every use of `root` by `replacement` and queues the new nodes and the users of `root`.
