@@ -1128,7 +1128,8 @@ const Function* Module::find(std::string_view name) const {
   return it != by_name_.end() ? it->second : nullptr;
 }
 
-bool Module::remove_function(std::string_view name) {
+bool Module::remove_function(std::string_view removed_name) {
+  const std::string name(removed_name);  // `removed_name` may view the name of the function that dies below
   const auto indexed = by_name_.find(name);
   if (indexed == by_name_.end()) return false;
   const Function* removed = indexed->second;
@@ -1150,7 +1151,7 @@ bool Module::remove_function(std::string_view name) {
   if (underscore != std::string_view::npos && underscore + 1 < name.size() && name.size() - underscore <= 19 &&
       std::all_of(name.begin() + static_cast<std::ptrdiff_t>(underscore) + 1, name.end(),
                   [](char c) { return c >= '0' && c <= '9'; })) {
-    free_again(name.substr(0, underscore), std::stoull(std::string(name.substr(underscore + 1))));
+    free_again(std::string_view(name).substr(0, underscore), std::stoull(name.substr(underscore + 1)));
   }
   return true;
 }

@@ -606,10 +606,7 @@ void remove_uncalled(Module& module, std::vector<const Function*> candidates) {
     std::erase_if(candidates, [&](const Function* callee) {  // not those about to go (uncalled is sorted)
       return std::binary_search(uncalled.begin(), uncalled.end(), callee);
     });
-    for (const Function* function : uncalled) {
-      const std::string name = function->name();  // a copy: the function dies in remove_function()
-      module.remove_function(name);
-    }
+    for (const Function* function : uncalled) module.remove_function(function->name());
   }
 }
 

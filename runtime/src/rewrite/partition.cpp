@@ -178,8 +178,8 @@ void parameter_names(std::span<Node* const> params, std::vector<std::string>& na
 
 // A copy of `node`, a node of `source`, in `target`, its operands mapped through `copies`; nullptr (and `error`)
 // if it does not build. `operands` is scratch, reused from node to node.
-Node* clone_node(const Function& source, Function& target, const Node* node, const NodeTable& copies, std::vector<Node*>& operands,
-                 std::string& error) {
+Node* clone_node(const Function& source, Function& target, const Node* node, const NodeTable& copies,
+                 std::vector<Node*>& operands, std::string& error) {
   operands.clear();
   for (const Node* operand : node->operands()) {
     Node* copy = copies.copy_of(operand);

@@ -448,7 +448,8 @@ class Module {
   Function* find(std::string_view name);
   const Function* find(std::string_view name) const;
   std::span<const std::unique_ptr<Function>> functions() const { return functions_; }
-  // Removes the function named `name` (false when there is none); pointers to it dangle afterwards.
+  // Removes the function named `name` (false when there is none; `name` may be that function's own name());
+  // pointers to it dangle afterwards.
   bool remove_function(std::string_view name);
   // The first of `base`, `base_1`, `base_2`, ... that no function of the module uses.
   std::string unique_function_name(std::string_view base) const;
@@ -465,7 +466,8 @@ class Module {
     size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
   };
   std::vector<std::unique_ptr<Function>> functions_;
-  std::unordered_map<std::string, Function*, NameHash, std::equal_to<>> by_name_;
+  // Keys view the functions' own names (fixed once added; a function is erased from here before it dies).
+  std::unordered_map<std::string_view, Function*, NameHash, std::equal_to<>> by_name_;
   // Per base given to unique_function_name(): every suffix below this one is taken (0 stands for `base` itself).
   // Lowered when a function of such a name is removed.
   mutable std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> first_free_suffix_;

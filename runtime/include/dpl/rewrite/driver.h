@@ -143,7 +143,9 @@ class Rewriter {
   static constexpr uint32_t kMaxScalarUses = 64;
   Node* shape(std::vector<Dim> dims);
   Node* tuple(std::span<Node* const> fields);
-  Node* tuple(std::initializer_list<Node*> fields) { return tuple(std::span<Node* const>(fields.begin(), fields.size())); }
+  Node* tuple(std::initializer_list<Node*> fields) {
+    return tuple(std::span<Node* const>(fields.begin(), fields.size()));
+  }
   Node* item(Node* tuple, int64_t index);
 
   // Replaces every use of `root` by `replacement` and queues the new nodes and the users of `root`.
