@@ -740,7 +740,6 @@ class RuleEmitter {
               for (const ExprPtr& field : e.fields) {
                 fields.push_back(std::holds_alternative<SpreadExpr>(field->node) ? "" : build(*field, nullptr));
               }
-              needs_.vector = true;
               std::string name = names_.numbered("tuple");
               statement("dpl::Node* " + name + " = rewriter.tuple(" + node_values(e.fields, fields) + ");");
               check(name + " == nullptr");
@@ -770,6 +769,7 @@ class RuleEmitter {
     if (std::none_of(written.begin(), written.end(), is_spread)) {
       return "{" + fmt::format("{}", fmt::join(built, ", ")) + "}";
     }
+    needs_.vector = true;
     std::string values = names_.numbered("values");
     statement("std::vector<dpl::Node*> " + values + ";");
     for (size_t i = 0; i < written.size(); ++i) {

@@ -2,7 +2,6 @@
 #include "tuples.dpl.h"
 
 #include <cstdint>
-#include <vector>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
