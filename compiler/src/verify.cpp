@@ -481,9 +481,12 @@ class InstanceBuilder {
     return extent && *extent > 0 ? *extent : kAnyDimExtent;
   }
 
+  // The next of kDimExtents, or (a later choice) twice it: a guard relating dimensions (`d == half * 2`) may need
+  // an even extent where the next one is odd.
   int64_t variable_extent(const std::string& name) {
     if (auto found = dims_.find(name); found != dims_.end()) return found->second;
-    int64_t extent = kDimExtents[dims_.size() % kDimExtents.size()];
+    const int64_t next = kDimExtents[dims_.size() % kDimExtents.size()];
+    const int64_t extent = pick(std::vector<int64_t>{next, 2 * next});
     dims_[name] = extent;
     return extent;
   }
@@ -869,6 +872,7 @@ class InstanceBuilder {
       attrs[slot] = chosen->second;
       written[slot] = true;
     }
+    if (info.id == op::strided_slice) choose_slice_bounds(call, info, operands, attrs, written);
     if (const OpSettings* settings = theme_ != nullptr ? theme_->find(info.id) : nullptr) {
       apply_theme(info, *settings, attrs, written);
     }
@@ -881,6 +885,41 @@ class InstanceBuilder {
     std::string error;
     Node* node = function_.add_call(info.id, operands, std::move(attrs), error);
     return node != nullptr ? node : fail(error);
+  }
+
+  // strided_slice's begin and end where the pattern leaves them open: one entry per axis (the defaults, empty
+  // lists, fit no axes), begin at each axis' middle or start, end at its end or middle. A capture takes the same
+  // list wherever it repeats (`begin=m` ... `end=m`: two halves that meet).
+  void choose_slice_bounds(const CallPattern& call, const OpInfo& info, const std::vector<Node*>& operands,
+                           AttrList& attrs, const std::vector<bool>& written) {
+    const int axes_index = info.attr_index("axes");
+    const auto* axes = axes_index >= 0 ? std::get_if<Ints>(&attrs[static_cast<size_t>(axes_index)]) : nullptr;
+    std::optional<std::vector<int64_t>> extents =
+        operands.empty() || operands.front() == nullptr ? std::nullopt : static_extents(operands.front()->type());
+    if (axes == nullptr || axes->empty() || !extents) return;
+    Ints starts, middles, ends;
+    for (int64_t axis : *axes) {
+      const int64_t rank = static_cast<int64_t>(extents->size());
+      const int64_t at = axis < 0 ? axis + rank : axis;
+      const int64_t extent = at >= 0 && at < rank ? (*extents)[static_cast<size_t>(at)] : 1;
+      starts.push_back(0);
+      middles.push_back(extent / 2);
+      ends.push_back(extent);
+    }
+    for (const auto& [name, options] : {std::pair<std::string, std::vector<Ints>>{"begin", {middles, starts}},
+                                        std::pair<std::string, std::vector<Ints>>{"end", {ends, middles}}}) {
+      const auto slot = static_cast<size_t>(info.attr_index(name));
+      if (written[slot]) continue;
+      auto captured = std::find_if(call.attrs.begin(), call.attrs.end(),
+                                   [&](const PatternAttr& attr) { return attr.name == name && !attr.capture.empty(); });
+      if (captured == call.attrs.end()) {
+        attrs[slot] = pick(options);
+        continue;
+      }
+      auto [chosen, fresh] = captured_lists_.try_emplace(captured->capture);
+      if (fresh) chosen->second = pick(options);
+      attrs[slot] = chosen->second;
+    }
   }
 
   // The theme's settings for the attributes the pattern did not write (a capture takes what the theme gives).
@@ -922,6 +961,7 @@ class InstanceBuilder {
   std::map<std::string, int64_t> dims_;
   const std::set<std::string>& numbers_;                // InstanceSpec::numbers
   std::map<std::string, AttrValue> captured_numbers_;  // what build_call chose for them
+  std::map<std::string, Ints> captured_lists_;         // what choose_slice_bounds chose for captured bounds
   const AttributeTheme* theme_;                         // null: the op's defaults
   std::set<std::string> varied_;                        // see varied_attributes()
   int constants_ = 0;
