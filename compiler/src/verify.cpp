@@ -196,6 +196,9 @@ struct OpSettings {
 struct AttributeTheme {
   std::string_view name;
   std::vector<OpSettings> ops;
+  // Leaf shapes tried before kLeafShapes in this theme's searches: the data and weights its settings need (a
+  // grouped convolution's channels C split in two, its weight (O, C / groups, kh, kw)).
+  std::vector<std::vector<int64_t>> leaf_shapes = {};
   const OpSettings* find(OpId op) const {
     for (const OpSettings& entry : ops) {
       if (entry.op == op) return &entry;
@@ -242,6 +245,11 @@ const std::vector<AttributeTheme>& attribute_themes() {
         {op::nn_softmax, {{"axis", int64_t{1}}}},
         {op::nn_layer_norm, {{"axes", Ints{1}}}},
         {op::nn_rms_norm, {{"axes", Ints{1}}}}}},
+      {"two groups",
+       {{op::nn_conv1d, {{"groups", int64_t{2}}}},
+        {op::nn_conv2d, {{"groups", int64_t{2}}}},
+        {op::nn_conv2d_transpose, {{"groups", int64_t{2}}}}},
+       {{2, 4, 6, 6}, {4, 2, 3, 3}, {2, 4, 6}, {4, 2, 3}}},
       {"epsilon 0.5",
        {{op::nn_layer_norm, {{"epsilon", 0.5}}},
         {op::nn_rms_norm, {{"epsilon", 0.5}}},
@@ -541,6 +549,9 @@ class InstanceBuilder {
       for (int64_t extent : extents) add({extent});
     }
     if (sibling_operand_shapes_.empty()) {
+      if (theme_ != nullptr) {
+        for (const auto& extents : theme_->leaf_shapes) add(extents);
+      }
       for (const auto& extents : kLeafShapes) add(extents);
     } else {
       add({1});

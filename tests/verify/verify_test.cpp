@@ -437,7 +437,7 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
   EXPECT_FALSE(r.result.ok);
   EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
                                                 Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
-                                                Kind::Verified}))
+                                                Kind::Verified, Kind::Verified, Kind::Verified}))
       << r.out;
   auto verdict = [&](const std::string& rule) {
     for (const RuleVerdict& v : r.result.verdicts) {
@@ -484,6 +484,17 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
                 "with nn.conv2d(dilation=[2, 2], padding=[2, 2, 2, 2])"),
             std::string::npos)
       << verdict("nhwc_to_nchw_without_dilation").declined;
+  // Groups not passed on: the grouped convolution's weight, (O, C / 2, kh, kw), does not fit the rebuilt one.
+  EXPECT_NE(verdict("nchw_to_nhwc_without_groups").declined.find("data has 4 channels but the weight expects 2"),
+            std::string::npos)
+      << verdict("nchw_to_nhwc_without_groups").declined;
+  EXPECT_NE(verdict("nchw_to_nhwc_without_groups").declined.find(
+                "at shapes (x: R.Tensor((2, 4, 6, 6), dtype=\"float32\"), w: R.Tensor((4, 2, 3, 3), dtype=\"float32\")) "
+                "with nn.conv2d(groups=2)"),
+            std::string::npos);
+  EXPECT_NE(verdict("nchw_to_nhwc_with_groups").detail.find("with nn.conv2d(groups=2)"), std::string::npos)
+      << verdict("nchw_to_nhwc_with_groups").detail;
+  EXPECT_TRUE(verdict("nchw_to_nhwc_with_groups").declined.empty());
 }
 
 // strided_slice bounds the pattern leaves open fit its axes (middle or start, end or middle of each), a captured
