@@ -926,7 +926,10 @@ class RuleEmitter {
 
   // The full attribute list: the given values, elsewhere the op's defaults or, with `**c`, c's attributes (its
   // list itself when none is given). A list of literals is a static local, built once: the rewriter compares it
-  // with the lists the function holds instead of building and freeing one per rewrite.
+  // with the lists the function holds instead of building and freeing one per rewrite. A list with values known
+  // only when the rule fires is a thread-local static too, its constant entries written once and the others
+  // assigned on each rewrite (into the storage of the last rewrite's: a captured axis list or split points cost
+  // no allocation once they have grown).
   std::string attr_list(const CallExpr& call) {
     const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
     if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
@@ -935,21 +938,32 @@ class RuleEmitter {
     if (!op) return replaced_attrs(call, source);
     const OpInfo& info = registry_.get(*op);
     std::vector<std::string> values;
+    std::vector<std::pair<size_t, std::string>> computed;  // (index, value) of the entries set per rewrite
     for (size_t i = 0; i < info.attrs.size(); ++i) {
       const AttrSpec& spec = info.attrs[i];
       std::string value = source.empty() ? attr_value_cpp(spec.default_value, needs_)
                                          : source + "->attr(" + std::to_string(i) + ")";
+      bool constant = source.empty();
       for (const ExprAttr& attr : call.attrs) {
         if (attr.name != spec.name) continue;
         value = attr_value(*attr.value, spec.kind);
+        constant = std::holds_alternative<LiteralExpr>(attr.value->node);
+      }
+      if (!constant) {
+        computed.emplace_back(i, value);
+        value = "{}";
       }
       values.push_back("/*" + spec.name + "=*/" + value);
     }
     const std::string initializer = "{" + fmt::format("{}", fmt::join(values, ", ")) + "}";
-    const bool constant = source.empty() && std::all_of(call.attrs.begin(), call.attrs.end(), [](const ExprAttr& attr) {
-      return std::holds_alternative<LiteralExpr>(attr.value->node);
-    });
-    if (!constant) return "dpl::AttrList" + initializer;
+    if (!computed.empty()) {
+      const std::string list = names_.numbered(op_ident(info) + "_attrs");
+      statement("static thread_local dpl::AttrList " + list + initializer + ";");
+      for (const auto& [index, value] : computed) {
+        statement(list + "[" + std::to_string(index) + "] = " + value + ";  // " + info.attrs[index].name);
+      }
+      return list;
+    }
     auto [it, fresh] = attr_constants_.emplace(initializer, std::string());  // one per distinct list
     if (fresh) {
       it->second = names_.numbered(op_ident(info) + "_attrs");
@@ -1409,7 +1423,8 @@ class RuleEmitter {
     std::string key = "split_indices " + sizes;
     if (std::string local = property_local(key); !local.empty()) return local;
     std::string local = names_.numbered("split_indices");
-    define("const std::vector<int64_t> " + local + " = dpl::split_indices(" + sizes + ");");
+    define("static thread_local std::vector<int64_t> " + local + ";");
+    define("dpl::split_indices(" + sizes + ", " + local + ");");
     properties_[key] = local;
     return local;
   }

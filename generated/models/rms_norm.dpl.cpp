@@ -57,7 +57,9 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
         if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
         if (!eps->is_scalar_constant()) continue;
         const double eps_value = eps->scalar_value();
-        if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)})) return 0;
+        static thread_local dpl::AttrList nn_rms_norm_attrs1{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/{}};
+        nn_rms_norm_attrs1[1] = static_cast<double>(eps_value);  // epsilon
+        if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, nn_rms_norm_attrs1)) return 0;
       }
     }
   } while (false);
@@ -99,7 +101,9 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
       if (!(((eps_rank == 0) && (w_rank == 1)) && *equal_dims)) continue;
       if (!eps->is_scalar_constant()) continue;
       const double eps_value = eps->scalar_value();
-      if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, dpl::AttrList{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/static_cast<double>(eps_value)})) return 0;
+      static thread_local dpl::AttrList nn_rms_norm_attrs1{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/{}};
+      nn_rms_norm_attrs1[1] = static_cast<double>(eps_value);  // epsilon
+      if (rewriter.rebuild(root, dpl::op::nn_rms_norm, {x, w}, nn_rms_norm_attrs1)) return 0;
     }
   }
   return -1;

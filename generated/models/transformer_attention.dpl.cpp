@@ -65,7 +65,9 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
             if (permute_dims3 == nullptr) continue;
             dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
             if (permute_dims4 == nullptr) continue;
-            if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 0;
+            static thread_local dpl::AttrList nn_attention_attrs1{/*scale=*/{}, /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}};
+            nn_attention_attrs1[0] = static_cast<double>(s_value);  // scale
+            if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims2, permute_dims3, permute_dims4, mask}, nn_attention_attrs1)) return 0;
           }
           break;
         }
@@ -102,7 +104,9 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
           if (permute_dims4 == nullptr) break;
           dpl::Node* permute_dims5 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
           if (permute_dims5 == nullptr) break;
-          if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, dpl::AttrList{/*scale=*/static_cast<double>(s_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 1;
+          static thread_local dpl::AttrList nn_attention_attrs1{/*scale=*/{}, /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}};
+          nn_attention_attrs1[0] = static_cast<double>(s_value);  // scale
+          if (rewriter.rebuild(root, dpl::op::nn_attention, {permute_dims3, permute_dims4, permute_dims5}, nn_attention_attrs1)) return 1;
           break;
         }
         default:
@@ -213,7 +217,11 @@ int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node*
   if (permute_dims3 == nullptr) return -1;
   dpl::Node* permute_dims4 = rewriter.call(dpl::op::permute_dims, {v}, permute_dims_attrs1);
   if (permute_dims4 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, dpl::AttrList{/*scale=*/sc, /*causal_mask=*/cm, /*window_size=*/ws})) return 2;
+  static thread_local dpl::AttrList nn_attention_attrs1{/*scale=*/{}, /*causal_mask=*/{}, /*window_size=*/{}};
+  nn_attention_attrs1[0] = sc;  // scale
+  nn_attention_attrs1[1] = cm;  // causal_mask
+  nn_attention_attrs1[2] = ws;  // window_size
+  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, permute_dims3, permute_dims4, mask}, nn_attention_attrs1)) return 2;
   return -1;
 }
 

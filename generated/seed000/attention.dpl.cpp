@@ -111,7 +111,9 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (!(sc_rank == 0)) return -1;
   if (!sc->is_scalar_constant()) return -1;
   const double sc_value = sc->scalar_value();
-  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, k, v}, dpl::AttrList{/*scale=*/static_cast<double>(sc_value), /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}})) return 0;
+  static thread_local dpl::AttrList nn_attention_attrs1{/*scale=*/{}, /*causal_mask=*/std::monostate{}, /*window_size=*/std::monostate{}};
+  nn_attention_attrs1[0] = static_cast<double>(sc_value);  // scale
+  if (rewriter.rebuild(root, dpl::op::nn_attention, {q, k, v}, nn_attention_attrs1)) return 0;
   return -1;
 }
 

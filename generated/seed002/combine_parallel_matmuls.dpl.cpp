@@ -43,7 +43,8 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
-  const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
+  static thread_local std::vector<int64_t> split_indices1;
+  dpl::split_indices(w_list_shape_1, split_indices1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
@@ -53,7 +54,9 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
-  dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, dpl::AttrList{/*indices_or_sections=*/split_indices1, /*axis=*/int64_t{-1}});
+  static thread_local dpl::AttrList split_attrs1{/*indices_or_sections=*/{}, /*axis=*/int64_t{-1}};
+  split_attrs1[0] = split_indices1;  // indices_or_sections
+  dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, split_attrs1);
   if (split1 == nullptr) return false;
   if (!split1->type()->is_tuple() || split1->type()->fields().size() != ms_list.size()) return false;
   for (size_t i1 = 0; i1 < ms_list.size(); ++i1) {
@@ -94,7 +97,8 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
     w_list_shape_1.push_back(value1->type()->dims()[1].extent());
   }
   if (w_list_shape_1.size() != w_list.size()) return false;
-  const std::vector<int64_t> split_indices1 = dpl::split_indices(w_list_shape_1);
+  static thread_local std::vector<int64_t> split_indices1;
+  dpl::split_indices(w_list_shape_1, split_indices1);
   dpl::Node* tuple1 = rewriter.tuple(w_list);
   if (tuple1 == nullptr) return false;
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
@@ -104,7 +108,9 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
-  dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, dpl::AttrList{/*indices_or_sections=*/split_indices1, /*axis=*/int64_t{-1}});
+  static thread_local dpl::AttrList split_attrs1{/*indices_or_sections=*/{}, /*axis=*/int64_t{-1}};
+  split_attrs1[0] = split_indices1;  // indices_or_sections
+  dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, split_attrs1);
   if (split1 == nullptr) return false;
   if (!split1->type()->is_tuple() || split1->type()->fields().size() != ms_list.size()) return false;
   for (size_t i1 = 0; i1 < ms_list.size(); ++i1) {

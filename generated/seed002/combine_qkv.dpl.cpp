@@ -41,7 +41,8 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       const int64_t wk_shape_1 = wk->type()->dims()[1].extent();
       if (!wv->type()->has_shape() || wv->type()->rank() < 2 || !wv->type()->dims()[1].is_static()) continue;
       const int64_t wv_shape_1 = wv->type()->dims()[1].extent();
-      const std::vector<int64_t> split_indices1 = dpl::split_indices({static_cast<int64_t>(wq_shape_1), static_cast<int64_t>(wk_shape_1), static_cast<int64_t>(wv_shape_1)});
+      static thread_local std::vector<int64_t> split_indices1;
+      dpl::split_indices({static_cast<int64_t>(wq_shape_1), static_cast<int64_t>(wk_shape_1), static_cast<int64_t>(wv_shape_1)}, split_indices1);
       dpl::Node* tuple1 = rewriter.tuple({wq, wk, wv});
       if (tuple1 == nullptr) return false;
       static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
@@ -49,7 +50,9 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       if (concat1 == nullptr) return false;
       dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
       if (matmul1 == nullptr) return false;
-      dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, dpl::AttrList{/*indices_or_sections=*/split_indices1, /*axis=*/int64_t{-1}});
+      static thread_local dpl::AttrList split_attrs1{/*indices_or_sections=*/{}, /*axis=*/int64_t{-1}};
+      split_attrs1[0] = split_indices1;  // indices_or_sections
+      dpl::Node* split1 = rewriter.call(dpl::op::split, {matmul1}, split_attrs1);
       if (split1 == nullptr) return false;
       static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
       replacements.clear();

@@ -64,7 +64,9 @@ int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) 
         if (!(eps_rank == 0)) continue;
         if (!eps->is_scalar_constant()) continue;
         const double eps_value = eps->scalar_value();
-        dpl::Node* nn_batch_norm1 = rewriter.call(dpl::op::nn_batch_norm, {x, gamma, beta, mean, var}, dpl::AttrList{/*axis=*/int64_t{1}, /*epsilon=*/static_cast<double>(eps_value), /*center=*/true, /*scale=*/true, /*momentum=*/0.1, /*training=*/false});
+        static thread_local dpl::AttrList nn_batch_norm_attrs1{/*axis=*/int64_t{1}, /*epsilon=*/{}, /*center=*/true, /*scale=*/true, /*momentum=*/0.1, /*training=*/false};
+        nn_batch_norm_attrs1[1] = static_cast<double>(eps_value);  // epsilon
+        dpl::Node* nn_batch_norm1 = rewriter.call(dpl::op::nn_batch_norm, {x, gamma, beta, mean, var}, nn_batch_norm_attrs1);
         if (nn_batch_norm1 == nullptr) continue;
         dpl::Node* item1 = rewriter.item(nn_batch_norm1, 0);
         if (item1 == nullptr) continue;

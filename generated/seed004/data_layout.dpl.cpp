@@ -31,7 +31,14 @@ int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}};
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
-  dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/kl, /*out_layout=*/std::monostate{}, /*out_dtype=*/od});
+  static thread_local dpl::AttrList nn_conv2d_attrs1{/*strides=*/{}, /*padding=*/{}, /*dilation=*/{}, /*groups=*/{}, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/{}, /*out_layout=*/std::monostate{}, /*out_dtype=*/{}};
+  nn_conv2d_attrs1[0] = st;  // strides
+  nn_conv2d_attrs1[1] = pd;  // padding
+  nn_conv2d_attrs1[2] = dl;  // dilation
+  nn_conv2d_attrs1[3] = g;  // groups
+  nn_conv2d_attrs1[5] = kl;  // kernel_layout
+  nn_conv2d_attrs1[7] = od;  // out_dtype
+  dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, nn_conv2d_attrs1);
   if (nn_conv2d1 == nullptr) return -1;
   static const dpl::AttrList permute_dims_attrs2{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};
   if (rewriter.rebuild(root, dpl::op::permute_dims, {nn_conv2d1}, permute_dims_attrs2)) return 0;

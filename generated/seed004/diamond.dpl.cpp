@@ -27,7 +27,9 @@ int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* r
   if (nn_relu1->operand(0) != nn_leaky_relu1->operand(0)) return -1;
   const dpl::AttrValue& a = nn_leaky_relu1->attr(0);
   dpl::Node* c = nn_conv2d1;
-  dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, dpl::AttrList{/*alpha=*/static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)))});
+  static thread_local dpl::AttrList nn_leaky_relu_attrs1{/*alpha=*/{}};
+  nn_leaky_relu_attrs1[0] = static_cast<double>((static_cast<double>(std::get<double>(a)) / static_cast<double>(2)));  // alpha
+  dpl::Node* nn_leaky_relu2 = rewriter.call(dpl::op::nn_leaky_relu, {c}, nn_leaky_relu_attrs1);
   if (nn_leaky_relu2 == nullptr) return -1;
   if (rewriter.proven_rebuild(root, dpl::op::multiply, {nn_leaky_relu2, rewriter.scalar(2.0, dpl::first_known_dtype({nn_leaky_relu2, root}))})) return 0;
   return -1;

@@ -37,7 +37,15 @@ int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}};
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, dpl::AttrList{/*strides=*/st, /*padding=*/pd, /*dilation=*/dl, /*groups=*/g, /*data_layout=*/layout, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/ol, /*out_dtype=*/od})) return 0;
+  static thread_local dpl::AttrList nn_conv2d_attrs1{/*strides=*/{}, /*padding=*/{}, /*dilation=*/{}, /*groups=*/{}, /*data_layout=*/{}, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/{}, /*out_dtype=*/{}};
+  nn_conv2d_attrs1[0] = st;  // strides
+  nn_conv2d_attrs1[1] = pd;  // padding
+  nn_conv2d_attrs1[2] = dl;  // dilation
+  nn_conv2d_attrs1[3] = g;  // groups
+  nn_conv2d_attrs1[4] = layout;  // data_layout
+  nn_conv2d_attrs1[6] = ol;  // out_layout
+  nn_conv2d_attrs1[7] = od;  // out_dtype
+  if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, nn_conv2d_attrs1)) return 0;
   return -1;
 }
 

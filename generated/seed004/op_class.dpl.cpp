@@ -33,7 +33,9 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
     if (!(x_rank == y_rank)) continue;
     dpl::Node* op1 = rewriter.call(op, {x, y}, r->attrs());
     if (op1 == nullptr) continue;
-    if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
+    static thread_local dpl::AttrList permute_dims_attrs1{/*axes=*/{}};
+    permute_dims_attrs1[0] = a;  // axes
+    if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, permute_dims_attrs1)) return 0;
   }
   return -1;
 }
@@ -59,7 +61,9 @@ int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl:
   if (!(x_rank == y_rank)) return -1;
   dpl::Node* op1 = rewriter.call(op, {x, y}, r->attrs());
   if (op1 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, dpl::AttrList{/*axes=*/a})) return 0;
+  static thread_local dpl::AttrList permute_dims_attrs1{/*axes=*/{}};
+  permute_dims_attrs1[0] = a;  // axes
+  if (rewriter.rebuild(root, dpl::op::permute_dims, {op1}, permute_dims_attrs1)) return 0;
   return -1;
 }
 

@@ -31,7 +31,9 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
     dpl::Node* c = tuple1->operand(1);
     dpl::Node* tuple3 = rewriter.tuple({a, b, c});
     if (tuple3 == nullptr) break;
-    if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k})) return 0;
+    static thread_local dpl::AttrList concat_attrs1{/*axis=*/{}};
+    concat_attrs1[0] = k;  // axis
+    if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, concat_attrs1)) return 0;
   } while (false);
   // rule flatten_concat_right (tuples.dpl:7)
   // concat((a, concat((b, c), axis=k)), axis=k) => concat((a, b, c), axis=k)
@@ -47,7 +49,9 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
   dpl::Node* c = tuple3->operand(1);
   dpl::Node* tuple4 = rewriter.tuple({a, b, c});
   if (tuple4 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::concat, {tuple4}, dpl::AttrList{/*axis=*/k})) return 1;
+  static thread_local dpl::AttrList concat_attrs1{/*axis=*/{}};
+  concat_attrs1[0] = k;  // axis
+  if (rewriter.rebuild(root, dpl::op::concat, {tuple4}, concat_attrs1)) return 1;
   return -1;
 }
 

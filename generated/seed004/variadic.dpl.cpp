@@ -31,7 +31,9 @@ int match_seed004_flatten_concat_any_concat(dpl::Rewriter& rewriter, dpl::Node* 
   values1.insert(values1.end(), ys.begin(), ys.end());
   dpl::Node* tuple3 = rewriter.tuple(values1);
   if (tuple3 == nullptr) return -1;
-  if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, dpl::AttrList{/*axis=*/k})) return 0;
+  static thread_local dpl::AttrList concat_attrs1{/*axis=*/{}};
+  concat_attrs1[0] = k;  // axis
+  if (rewriter.rebuild(root, dpl::op::concat, {tuple3}, concat_attrs1)) return 0;
   return -1;
 }
 

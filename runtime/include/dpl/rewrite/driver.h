@@ -96,16 +96,21 @@ struct RunOptions {
 DType first_known_dtype(std::initializer_list<const Node*> candidates);
 
 // `split_indices(sizes)` in a rule: the running sums of `sizes` without the total ([a, b, c] -> [a, a + b]), the
-// split points split(indices_or_sections=...) takes.
+// split points split(indices_or_sections=...) takes, written over `points` (a compiled rule reuses one list: no
+// allocation per rewrite once it has grown).
+inline void split_indices(std::span<const int64_t> sizes, std::vector<int64_t>& points) {
+  points.clear();
+  int64_t sum = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) points.push_back(sum += sizes[i]);
+}
+inline void split_indices(std::initializer_list<int64_t> sizes, std::vector<int64_t>& points) {
+  split_indices(std::span<const int64_t>(sizes.begin(), sizes.size()), points);
+}
 inline std::vector<int64_t> split_indices(std::span<const int64_t> sizes) {
   std::vector<int64_t> points;
   points.reserve(sizes.empty() ? 0 : sizes.size() - 1);
-  int64_t sum = 0;
-  for (size_t i = 0; i + 1 < sizes.size(); ++i) points.push_back(sum += sizes[i]);
+  split_indices(sizes, points);
   return points;
-}
-inline std::vector<int64_t> split_indices(std::initializer_list<int64_t> sizes) {
-  return split_indices(std::span<const int64_t>(sizes.begin(), sizes.size()));
 }
 
 // What compiled right-hand sides call. Node-creating calls return nullptr when type inference fails; the
