@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -15,11 +16,13 @@ namespace dpl_passes {
 namespace {
 
 // rule combine_biased_projections (combine_projections.dpl:8)
-// { x: _; group ms: add(matmul(x, permute_dims(w: var(), axes=[1, 0])), b: var()) where w.rank == 2 && b.rank == 1; => let y = add(matmul(x, permute_dims(concat(w, axis=0), axes=[1, 0])), concat(b, axis=0)); ms => split(y, indices_or_sections=split_indices(w.shape[0]), axis=-1); }
+// { x: _; group ms: add(matmul(x, permute_dims(w: var(), axes=[1, 0]), out_dtype=d), b: var()) where w.rank == 2 && b.rank == 1; => let y = add(matmul(x, permute_dims(concat(w, axis=0), axes=[1, 0]), out_dtype=d), concat(b, axis=0)); ms => split(y, indices_or_sections=split_indices(w.shape[0]), axis=-1); }
 bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
   static thread_local std::vector<dpl::Node*> b_list;
   b_list.clear();
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
@@ -30,6 +33,7 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (b->kind() != dpl::NodeKind::Param) return false;
     if (!ms_node->operand(1 - order1)->is_call_of(dpl::op::matmul)) return false;
     dpl::Node* matmul1 = ms_node->operand(1 - order1);
+    const dpl::AttrValue& d = matmul1->attr(0);
     if (matmul1->operand(0) != x) return false;
     if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
     dpl::Node* permute_dims1 = matmul1->operand(1);
@@ -42,7 +46,7 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     const int b_rank = b->type()->rank();
     if (b_rank < 0) return false;
     if (!((w_rank == 2) && (b_rank == 1))) return false;
-    b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    b_list.push_back(b); d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* user1 : x->users()) {
     if (!user1->is_call_of(dpl::op::matmul)) continue;
@@ -53,6 +57,7 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     }
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_0;
   w_list_shape_0.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -70,7 +75,9 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{1, 0}};
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {concat1}, permute_dims_attrs1);
   if (permute_dims2 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, permute_dims2});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, permute_dims2}, matmul_attrs1);
   if (matmul2 == nullptr) return false;
   dpl::Node* tuple2 = rewriter.tuple(b_list);
   if (tuple2 == nullptr) return false;
@@ -93,15 +100,18 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return rewriter.replace_all(replacements);
 }
 
-// rule combine_projections (combine_projections.dpl:14)
-// { x: _; group ms: matmul(x, permute_dims(w: var(), axes=[1, 0])) where w.rank == 2; => let y = matmul(x, permute_dims(concat(w, axis=0), axes=[1, 0])); ms => split(y, indices_or_sections=split_indices(w.shape[0]), axis=-1); }
+// rule combine_projections (combine_projections.dpl:15)
+// { x: _; group ms: matmul(x, permute_dims(w: var(), axes=[1, 0]), out_dtype=d) where w.rank == 2; => let y = matmul(x, permute_dims(concat(w, axis=0), axes=[1, 0]), out_dtype=d); ms => split(y, indices_or_sections=split_indices(w.shape[0]), axis=-1); }
 bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
+    const dpl::AttrValue& d = ms_node->attr(0);
     if (ms_node->operand(0) != x) return false;
     if (!ms_node->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
     dpl::Node* permute_dims1 = ms_node->operand(1);
@@ -112,7 +122,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     const int w_rank = w->type()->rank();
     if (w_rank < 0) return false;
     if (!(w_rank == 2)) return false;
-    ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* ms : x->users()) {
     if (!ms->is_call_of(dpl::op::matmul)) continue;
@@ -120,6 +130,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     ms_member(ms);
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_0;
   w_list_shape_0.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -137,7 +148,9 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{1, 0}};
   dpl::Node* permute_dims2 = rewriter.call(dpl::op::permute_dims, {concat1}, permute_dims_attrs1);
   if (permute_dims2 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, permute_dims2});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, permute_dims2}, matmul_attrs1);
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
@@ -160,7 +173,7 @@ int match_models_combine_projections_any_node(dpl::Rewriter& rewriter, dpl::Node
     // rule combine_biased_projections (combine_projections.dpl:8)
     if (rule_combine_biased_projections(rewriter, root)) return 0;
   } while (false);
-  // rule combine_projections (combine_projections.dpl:14)
+  // rule combine_projections (combine_projections.dpl:15)
   if (rule_combine_projections(rewriter, root)) return 1;
   return -1;
 }
@@ -172,7 +185,7 @@ int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
 
 constexpr dpl::RuleInfo models_combine_projections_rules[] = {
   {"combine_biased_projections", "combine_projections.dpl:8"},
-  {"combine_projections", "combine_projections.dpl:14"},
+  {"combine_projections", "combine_projections.dpl:15"},
 };
 
 }  // namespace

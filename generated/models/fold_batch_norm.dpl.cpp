@@ -15,8 +15,8 @@ namespace {
 
 // Pass models_fold_batch_norm, rooted at a tuple item: the decision tree of its rules.
 int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // rule fold_conv_batch_norm (fold_batch_norm.dpl:12)
-  // nn.batch_norm(conv: nn.conv2d(x, w, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW"), gamma, beta, mean, var, axis=1, epsilon=eps, center=True, scale=True, training=False)[0] => let s = multiply(gamma, rsqrt(add(var, const(eps)))); add(nn.conv2d(x, multiply(w, expand_dims(s, axis=[1, 2, 3])), **conv), expand_dims(subtract(beta, multiply(mean, s)), axis=[0, 2, 3]))
+  // rule fold_conv_batch_norm (fold_batch_norm.dpl:14)
+  // nn.batch_norm(conv: nn.conv2d(x, w, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void"), gamma, beta, mean, var, axis=1, epsilon=eps, center=True, scale=True, training=False)[0] => let s = multiply(gamma, rsqrt(add(var, const(eps)))); add(nn.conv2d(x, multiply(w, expand_dims(s, axis=[1, 2, 3])), **conv), expand_dims(subtract(beta, multiply(mean, s)), axis=[0, 2, 3]))
   if (root->kind() != dpl::NodeKind::TupleItem) return -1;
   if (!root->operand(0)->is_call_of(dpl::op::nn_batch_norm)) return -1;
   dpl::Node* nn_batch_norm1 = root->operand(0);
@@ -24,6 +24,7 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
   dpl::Node* nn_conv2d1 = nn_batch_norm1->operand(0);
   static const dpl::AttrValue data_layout_value = std::string("NCHW");
   static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
+  static const dpl::AttrValue out_dtype_value = std::string("void");
   if (root->index() != 0) return -1;
   if (nn_batch_norm1->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
   if (nn_batch_norm1->attr(2) != dpl::AttrValue(true)) return -1;
@@ -32,6 +33,7 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
   if (nn_conv2d1->attr(4) != data_layout_value) return -1;
   if (nn_conv2d1->attr(5) != kernel_layout_value) return -1;
   if (nn_conv2d1->attr(6) != data_layout_value) return -1;
+  if (nn_conv2d1->attr(7) != out_dtype_value) return -1;
   const dpl::AttrValue& eps = nn_batch_norm1->attr(1);
   dpl::Node* gamma = nn_batch_norm1->operand(1);
   dpl::Node* beta = nn_batch_norm1->operand(2);
@@ -71,7 +73,7 @@ int match_models_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 constexpr dpl::RuleInfo models_fold_batch_norm_rules[] = {
-  {"fold_conv_batch_norm", "fold_batch_norm.dpl:12"},
+  {"fold_conv_batch_norm", "fold_batch_norm.dpl:14"},
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "attention.dpl.h"
 
 #include <cstdint>
+#include <string>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -16,12 +17,13 @@ namespace {
 // Pass seed000_attention, rooted at permute_dims: the decision tree of its rules.
 int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule fuse_attention (attention.dpl:16)
-  // permute_dims(reshape(matmul(nn.softmax(multiply(matmul(reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, s, _)], permute_dims(reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], axes=[0, 2, 1])), sc: const), axis=-1), reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)]), _), axes=[0, 2, 1, 3]): Tensor[(b, s, n, _)] where sc.rank == 0 => nn.attention(q, k, v, scale=sc.value)
+  // permute_dims(reshape(matmul(nn.softmax(multiply(matmul(reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, s, _)], permute_dims(reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], axes=[0, 2, 1]), out_dtype="void"), sc: const), axis=-1), reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], out_dtype="void"), _), axes=[0, 2, 1, 3]): Tensor[(b, s, n, _)] where sc.rank == 0 => nn.attention(q, k, v, scale=sc.value)
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
   if (!root->operand(0)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape1 = root->operand(0);
   if (!reshape1->operand(0)->is_call_of(dpl::op::matmul)) return -1;
   dpl::Node* matmul1 = reshape1->operand(0);
+  static const dpl::AttrValue out_dtype_value = std::string("void");
   if (!matmul1->operand(1)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape2 = matmul1->operand(1);
   if (!reshape2->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
@@ -53,6 +55,7 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (!root->type()->is_tensor()) return -1;
   if (root->type()->rank() != 4) return -1;
   if (!root->type()->has_shape()) return -1;
+  if (matmul1->attr(0) != out_dtype_value) return -1;
   if (!reshape2->type()->is_tensor()) return -1;
   if (reshape2->type()->rank() != 3) return -1;
   if (!reshape2->type()->has_shape()) return -1;
@@ -64,6 +67,7 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
   if (tensor1->type()->dims()[1] != reshape2->type()->dims()[1]) return -1;
   if (tensor1->type()->dims()[2] != root->type()->dims()[2]) return -1;
   if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return -1;
+  if (matmul2->attr(0) != out_dtype_value) return -1;
   if (!reshape3->type()->is_tensor()) return -1;
   if (reshape3->type()->rank() != 3) return -1;
   if (!reshape3->type()->has_shape()) return -1;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,11 +15,13 @@ namespace dpl_passes {
 namespace {
 
 // rule combine_bias_add (combine_branches.dpl:5)
-// { x: _; group ms: add(matmul(x, w: const), b: const) where w.rank == 2 && b.rank == 1; => let y = add(matmul(x, concat(w, axis=1)), concat(b, axis=0)); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
+// { x: _; group ms: add(matmul(x, w: const, out_dtype=d), b: const) where w.rank == 2 && b.rank == 1; => let y = add(matmul(x, concat(w, axis=1), out_dtype=d), concat(b, axis=0)); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
 bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
   static thread_local std::vector<dpl::Node*> b_list;
   b_list.clear();
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
@@ -29,6 +32,7 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (b->kind() != dpl::NodeKind::Constant) return false;
     if (!ms_node->operand(1 - order1)->is_call_of(dpl::op::matmul)) return false;
     dpl::Node* matmul1 = ms_node->operand(1 - order1);
+    const dpl::AttrValue& d = matmul1->attr(0);
     if (matmul1->operand(0) != x) return false;
     dpl::Node* w = matmul1->operand(1);
     if (w->kind() != dpl::NodeKind::Constant) return false;
@@ -37,7 +41,7 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     const int b_rank = b->type()->rank();
     if (b_rank < 0) return false;
     if (!((w_rank == 2) && (b_rank == 1))) return false;
-    b_list.push_back(b); ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    b_list.push_back(b); d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* user1 : x->users()) {
     if (!user1->is_call_of(dpl::op::matmul)) continue;
@@ -48,6 +52,7 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
     }
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -62,7 +67,9 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, concat1}, matmul_attrs1);
   if (matmul2 == nullptr) return false;
   dpl::Node* tuple2 = rewriter.tuple(b_list);
   if (tuple2 == nullptr) return false;
@@ -87,9 +94,11 @@ bool rule_combine_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // rule combine_relu (combine_branches.dpl:11)
-// { x: _; group ms: nn.relu(matmul(x, w: const)) where w.rank == 2; => let y = nn.relu(matmul(x, concat(w, axis=1))); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
+// { x: _; group ms: nn.relu(matmul(x, w: const, out_dtype=d)) where w.rank == 2; => let y = nn.relu(matmul(x, concat(w, axis=1), out_dtype=d)); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
 bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
@@ -97,13 +106,14 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
     if (!ms_node->operand(0)->is_call_of(dpl::op::matmul)) return false;
     dpl::Node* matmul1 = ms_node->operand(0);
+    const dpl::AttrValue& d = matmul1->attr(0);
     if (matmul1->operand(0) != x) return false;
     dpl::Node* w = matmul1->operand(1);
     if (w->kind() != dpl::NodeKind::Constant) return false;
     const int w_rank = w->type()->rank();
     if (w_rank < 0) return false;
     if (!(w_rank == 2)) return false;
-    ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* user1 : x->users()) {
     if (!user1->is_call_of(dpl::op::matmul)) continue;
@@ -114,6 +124,7 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
     }
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -128,7 +139,9 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul2 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul2 = rewriter.call(dpl::op::matmul, {x, concat1}, matmul_attrs1);
   if (matmul2 == nullptr) return false;
   dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {matmul2});
   if (nn_relu1 == nullptr) return false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,21 +15,24 @@ namespace dpl_passes {
 namespace {
 
 // rule combine_constant_weights (combine_parallel_matmuls.dpl:7)
-// { x: _; group ms: matmul(x, w: const) where w.rank == 2; => let y = matmul(x, concat(w, axis=1)); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
+// { x: _; group ms: matmul(x, w: const, out_dtype=d) where w.rank == 2; => let y = matmul(x, concat(w, axis=1), out_dtype=d); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
 bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
+    const dpl::AttrValue& d = ms_node->attr(0);
     if (ms_node->operand(0) != x) return false;
     dpl::Node* w = ms_node->operand(1);
     if (w->kind() != dpl::NodeKind::Constant) return false;
     const int w_rank = w->type()->rank();
     if (w_rank < 0) return false;
     if (!(w_rank == 2)) return false;
-    ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* ms : x->users()) {
     if (!ms->is_call_of(dpl::op::matmul)) continue;
@@ -36,6 +40,7 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
     ms_member(ms);
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -50,7 +55,9 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1}, matmul_attrs1);
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();
@@ -68,21 +75,24 @@ bool rule_combine_constant_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // rule combine_parameter_weights (combine_parallel_matmuls.dpl:13)
-// { x: _; group ms: matmul(x, w: var()) where w.rank == 2; => let y = matmul(x, concat(w, axis=1)); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
+// { x: _; group ms: matmul(x, w: var(), out_dtype=d) where w.rank == 2; => let y = matmul(x, concat(w, axis=1), out_dtype=d); ms => split(y, indices_or_sections=split_indices(w.shape[1]), axis=-1); }
 bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* x = root;
+  static thread_local std::vector<dpl::AttrValue> d_list;
+  d_list.clear();
   static thread_local std::vector<dpl::Node*> ms_list;
   ms_list.clear();
   static thread_local std::vector<dpl::Node*> w_list;
   w_list.clear();
   auto ms_member = [&](dpl::Node* ms_node) -> bool {
+    const dpl::AttrValue& d = ms_node->attr(0);
     if (ms_node->operand(0) != x) return false;
     dpl::Node* w = ms_node->operand(1);
     if (w->kind() != dpl::NodeKind::Param) return false;
     const int w_rank = w->type()->rank();
     if (w_rank < 0) return false;
     if (!(w_rank == 2)) return false;
-    ms_list.push_back(ms_node); w_list.push_back(w); return true;
+    d_list.push_back(d); ms_list.push_back(ms_node); w_list.push_back(w); return true;
   };
   for (dpl::Node* ms : x->users()) {
     if (!ms->is_call_of(dpl::op::matmul)) continue;
@@ -90,6 +100,7 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
     ms_member(ms);
   }
   if (ms_list.size() < 2) return false;
+  if (!std::equal(d_list.begin() + 1, d_list.end(), d_list.begin())) return false;
   static thread_local std::vector<int64_t> w_list_shape_1;
   w_list_shape_1.clear();
   for (const dpl::Node* value1 : w_list) {
@@ -104,7 +115,9 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
   dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
   if (concat1 == nullptr) return false;
-  dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
+  static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+  matmul_attrs1[0] = d_list[0];  // out_dtype
+  dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1}, matmul_attrs1);
   if (matmul1 == nullptr) return false;
   static thread_local std::vector<std::pair<dpl::Node*, dpl::Node*>> replacements;
   replacements.clear();

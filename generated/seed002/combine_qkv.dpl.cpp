@@ -2,7 +2,9 @@
 #include "combine_qkv.dpl.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "dpl/ir/graph.h"
@@ -13,19 +15,22 @@ namespace dpl_passes {
 namespace {
 
 // rule combine_qkv (combine_qkv.dpl:6)
-// { q: matmul(x, wq); k: matmul(x, wk); v: matmul(x, wv); where wq.rank == 2 && wk.rank == 2 && wv.rank == 2; => let y = matmul(x, concat((wq, wk, wv), axis=1)); let p = split(y, indices_or_sections=split_indices(wq.shape[1], wk.shape[1], wv.shape[1]), axis=-1); q => p[0]; k => p[1]; v => p[2]; }
+// { q: matmul(x, wq, out_dtype=d); k: matmul(x, wk, out_dtype=d); v: matmul(x, wv, out_dtype=d); where wq.rank == 2 && wk.rank == 2 && wv.rank == 2; => let y = matmul(x, concat((wq, wk, wv), axis=1), out_dtype=d); let p = split(y, indices_or_sections=split_indices(wq.shape[1], wk.shape[1], wv.shape[1]), axis=-1); q => p[0]; k => p[1]; v => p[2]; }
 bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   dpl::Node* q = root;
+  const dpl::AttrValue& d = q->attr(0);
   dpl::Node* x = q->operand(0);
   dpl::Node* wq = q->operand(1);
   for (dpl::Node* k : x->users()) {
     if (!k->is_call_of(dpl::op::matmul)) continue;
     if (k == root) continue;
+    if (k->attr(0) != d) continue;
     if (k->operand(0) != x) continue;
     dpl::Node* wk = k->operand(1);
     for (dpl::Node* v : x->users()) {
       if (!v->is_call_of(dpl::op::matmul)) continue;
       if (v == root || v == k) continue;
+      if (v->attr(0) != d) continue;
       if (v->operand(0) != x) continue;
       dpl::Node* wv = v->operand(1);
       const int wq_rank = wq->type()->rank();
@@ -48,7 +53,9 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
       static const dpl::AttrList concat_attrs1{/*axis=*/int64_t{1}};
       dpl::Node* concat1 = rewriter.call(dpl::op::concat, {tuple1}, concat_attrs1);
       if (concat1 == nullptr) return false;
-      dpl::Node* matmul1 = rewriter.proven_call(dpl::op::matmul, {x, concat1});
+      static thread_local dpl::AttrList matmul_attrs1{/*out_dtype=*/{}};
+      matmul_attrs1[0] = d;  // out_dtype
+      dpl::Node* matmul1 = rewriter.call(dpl::op::matmul, {x, concat1}, matmul_attrs1);
       if (matmul1 == nullptr) return false;
       static thread_local dpl::AttrList split_attrs1{/*indices_or_sections=*/{}, /*axis=*/int64_t{-1}};
       split_attrs1[0] = split_indices1;  // indices_or_sections

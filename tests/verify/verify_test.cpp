@@ -437,7 +437,8 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
   EXPECT_FALSE(r.result.ok);
   EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
                                                 Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
-                                                Kind::Verified, Kind::Verified, Kind::Verified}))
+                                                Kind::Verified, Kind::Verified, Kind::Verified, Kind::Verified,
+                                                Kind::Verified}))
       << r.out;
   auto verdict = [&](const std::string& rule) {
     for (const RuleVerdict& v : r.result.verdicts) {
@@ -495,6 +496,18 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
   EXPECT_NE(verdict("nchw_to_nhwc_with_groups").detail.find("with nn.conv2d(groups=2)"), std::string::npos)
       << verdict("nchw_to_nhwc_with_groups").detail;
   EXPECT_TRUE(verdict("nchw_to_nhwc_with_groups").declined.empty());
+  // A matmul rebuilt without the matched one's output dtype: declined on a float16 output of float32 operands.
+  EXPECT_NE(verdict("transposes_out_without_dtype").declined.find("dtype float32 instead of float16"),
+            std::string::npos)
+      << verdict("transposes_out_without_dtype").declined;
+  EXPECT_NE(verdict("transposes_out_without_dtype").declined.find("with matmul(out_dtype=\"float16\")"),
+            std::string::npos);
+  EXPECT_NE(verdict("transposes_out").detail.find(
+                "(a: R.Tensor((4, 4), dtype=\"float32\"), b: R.Tensor((4, 4), dtype=\"float32\")) with "
+                "matmul(out_dtype=\"float16\")"),
+            std::string::npos)
+      << verdict("transposes_out").detail;
+  EXPECT_TRUE(verdict("transposes_out").declined.empty());
 }
 
 // strided_slice bounds the pattern leaves open fit its axes (middle or start, end or middle of each), a captured
