@@ -644,11 +644,9 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
 }
 
 Node* Function::add_tuple(std::span<Node* const> fields) {
-  // The field types of the usual small tuple on the stack: interning a known tuple type then allocates nothing.
-  constexpr size_t kFew = 8;
-  std::array<TypeRef, kFew> few;
-  std::vector<TypeRef> many(fields.size() > kFew ? fields.size() : 0);
-  const std::span<TypeRef> types = many.empty() ? std::span(few.data(), fields.size()) : std::span(many);
+  // Interning a known tuple type then allocates nothing.
+  const detail::FewTypes room(fields.size());
+  const std::span<TypeRef> types = room.span();
   for (size_t i = 0; i < fields.size(); ++i) types[i] = fields[i]->type();
   return new_node(NodeKind::Tuple, Type::tuple(types), fields);
 }

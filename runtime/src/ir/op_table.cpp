@@ -790,15 +790,17 @@ TypeRef infer_strided_slice(const InferInput& in, std::string& error) {
 TypeRef infer_concat(const InferInput& in, std::string& error) {
   DPL_INFER_BEGIN(op::concat);
   Node* operand = c.operand(0);
-  std::vector<TypeRef> fields;
-  if (operand->kind() == NodeKind::Tuple) {
-    fields.reserve(operand->num_operands());
-    for (Node* field : operand->operands()) fields.push_back(field->type());
-  } else if (operand->type() != nullptr && operand->type()->is_tuple()) {
-    fields.assign(operand->type()->fields().begin(), operand->type()->fields().end());
-  } else {
+  const bool tuple_node = operand->kind() == NodeKind::Tuple;
+  if (!tuple_node && (operand->type() == nullptr || !operand->type()->is_tuple())) {
     return c.fail(fmt::format("operand must be a tuple of tensors, got {}",
                               operand->type() ? operand->type()->str() : "nothing"));
+  }
+  // Gathered on the stack (a combine's concat of its members' weights allocates nothing here), and written over
+  // below where a field's type is unknown.
+  const FewTypes room(tuple_node ? operand->num_operands() : operand->type()->fields().size());
+  const std::span<TypeRef> fields = room.span();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    fields[i] = tuple_node ? operand->operand(i)->type() : operand->type()->fields()[i];
   }
   if (fields.empty()) return c.fail("needs at least one tensor");
   DType dtype = DType::Unknown;
