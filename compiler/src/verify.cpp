@@ -540,6 +540,12 @@ class InstanceBuilder {
     auto add = [&](std::vector<int64_t> shape) {
       if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
     };
+    // Below a call whose result shape the pattern fixes (`nn.relu(nn.conv2d(x, w)): Tensor[(1, 32, 28, 28)]`):
+    // that shape, and for four axes a pointwise weight that keeps it (a 1x1 kernel from its channels to its own).
+    for (auto shape = result_shapes_.rbegin(); shape != result_shapes_.rend(); ++shape) {
+      add(*shape);
+      if (shape->size() == 4) add({(*shape)[1], (*shape)[1], 1, 1});
+    }
     std::vector<std::vector<int64_t>> built = sibling_operand_shapes_;
     if (built.empty()) {
       for (auto node = function_.nodes().rbegin(); node != function_.nodes().rend(); ++node) {
@@ -788,6 +794,17 @@ class InstanceBuilder {
     return std::holds_alternative<WildcardPattern>(pattern.node) || std::holds_alternative<VarPattern>(pattern.node);
   }
 
+  // The extents of a result type whose every dimension is a number; nullopt otherwise.
+  static std::optional<std::vector<int64_t>> fixed_shape(const std::optional<TypePattern>& type) {
+    if (!type || !type->shape) return std::nullopt;
+    std::vector<int64_t> extents;
+    for (const DimPattern& dim : *type->shape) {
+      if (dim.kind != DimPattern::Kind::Fixed) return std::nullopt;
+      extents.push_back(dim.extent);
+    }
+    return extents;
+  }
+
   static bool has_shaped_type(const Pattern& pattern) {
     if (const auto* type = std::get_if<TypePattern>(&pattern.node); type != nullptr && type->shape) return true;
     bool found = false;
@@ -815,6 +832,16 @@ class InstanceBuilder {
   Node* build_call(const CallPattern& call) {
     if (call.composite) return build_composite(*call.composite);
     if (call.ops.size() != 1) return fail("a call with op alternatives was not expanded");
+    // The leaves below a call whose result shape the pattern fixes try shapes that give it first (leaf_shapes).
+    std::optional<std::vector<int64_t>> result_shape = fixed_shape(call.result_type);
+    if (result_shape) result_shapes_.push_back(std::move(*result_shape));
+    struct PopResultShape {
+      std::vector<std::vector<int64_t>>* shapes;
+      bool pushed;
+      ~PopResultShape() {
+        if (pushed) shapes->pop_back();
+      }
+    } pop{&result_shapes_, result_shape.has_value()};
     const OpInfo& info = OpRegistry::global().get(call.ops.front().id);
     bool takes_shape = info.id == op::reshape || info.id == op::broadcast_to || info.id == op::image_resize2d;
     std::vector<Node*> operands(call.operands.size(), nullptr);
@@ -970,6 +997,7 @@ class InstanceBuilder {
   std::set<std::string> shared_names_;  // the names whose values the sibling being built shares with others
   std::map<size_t, std::vector<std::vector<int64_t>>> root_private_shapes_;  // per single root, in build order
   std::vector<std::vector<int64_t>> sibling_operand_shapes_;  // see build_call
+  std::vector<std::vector<int64_t>> result_shapes_;  // the fixed result shapes of the calls being built, innermost last
   std::optional<DType> sibling_operand_dtype_;
   std::vector<std::any> recorded_;  // the picks of a group's first member
   size_t replayed_ = 0;

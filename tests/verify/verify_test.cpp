@@ -532,6 +532,24 @@ TEST(Verify, OpenSliceBoundsAreChosenPerAxisAndACapturedBoundIsOneList) {
   EXPECT_NE(r.out.find("verified: halves/halves_rejoined at shapes ("), std::string::npos) << r.out;
 }
 
+// Below a call whose result shape the pattern fixes, leaves try that shape and a 1x1 weight keeping it: a rule for
+// one convolution shape is checked on it (a relu dropped is caught) instead of never matching the small shapes.
+TEST(Verify, LeavesBelowAFixedResultShapeTakeShapesThatGiveIt) {
+  VerifyRun r = run(write_rules("fixed_result.dpl",
+                                "pass dropped {\n"
+                                "  rule relu_dropped: nn.relu(nn.conv2d(x, w)): Tensor[(1, 8, 6, 6)] => nn.conv2d(x, w);\n"
+                                "}\n"
+                                "pass twice {\n"
+                                "  rule relu_twice: nn.relu(r: nn.relu(nn.conv2d(_, _))): Tensor[(1, 8, 6, 6)] => r;\n"
+                                "}\n"));
+  EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Unsound, Kind::Verified})) << r.out << r.messages;
+  EXPECT_NE(r.messages.find("rule relu_dropped is unsound: max |difference| = "), std::string::npos) << r.messages;
+  EXPECT_NE(r.messages.find("at shapes (x: R.Tensor((1, 8, 6, 6), dtype=\"float32\"), w: R.Tensor((8, 8, 1, 1), "
+                            "dtype=\"float32\"))"),
+            std::string::npos)
+      << r.messages;
+}
+
 TEST(Verify, EveryBundledExampleRuleFilePasses) {
   std::vector<std::string> paths;
   for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/examples")) {
@@ -562,13 +580,10 @@ TEST(Verify, EveryBundledExampleRuleFilePasses) {
   const std::vector<std::string> expected_unsound = {"seed000_commutative/one_to_two (alternative 1 of 2)",
                                                      "seed000_commutative/one_to_two (alternative 2 of 2)"};
   EXPECT_EQ(unsound, expected_unsound);
-  // Multi-root, group and partition rules (grouped-query attention too), composite calls and dominator patterns
-  // are all verified (TinyLlama's rotary partition too); this one is not, for the reason its line in
-  // docs/verification.md gives.
-  const std::vector<std::string> expected_not_verified = {
-      "seed004_types/conv2d_relu_1x32x28x28_to_nhwc",
-  };
-  EXPECT_EQ(not_verified, expected_not_verified);
+  // Every rule is verified: multi-root, group and partition rules (grouped-query attention, TinyLlama's rotary
+  // partition with its captured slice bounds), composite calls, dominator patterns, and the conv rule whose
+  // result must be (1, 32, 28, 28) (its leaves try that shape and a 1x1 weight keeping it).
+  EXPECT_EQ(not_verified, std::vector<std::string>{});
   // dplc drops the broadcast_to alternative of the op-class rule: no graph can match it (never_match.h).
   const std::vector<std::string> expected_never_match = {
       "seed004_binary_op_of_transposes/binary_op_of_transposes (alternative 19 of 20)",
