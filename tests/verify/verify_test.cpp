@@ -537,7 +537,8 @@ TEST(Verify, OpenSliceBoundsAreChosenPerAxisAndACapturedBoundIsOneList) {
 TEST(Verify, LeavesBelowAFixedResultShapeTakeShapesThatGiveIt) {
   VerifyRun r = run(write_rules("fixed_result.dpl",
                                 "pass dropped {\n"
-                                "  rule relu_dropped: nn.relu(nn.conv2d(x, w)): Tensor[(1, 8, 6, 6)] => nn.conv2d(x, w);\n"
+                                "  rule relu_dropped: nn.relu(nn.conv2d(x, w)): Tensor[(1, 8, 6, 6)]\n"
+                                "    => nn.conv2d(x, w);\n"
                                 "}\n"
                                 "pass twice {\n"
                                 "  rule relu_twice: nn.relu(r: nn.relu(nn.conv2d(_, _))): Tensor[(1, 8, 6, 6)] => r;\n"
