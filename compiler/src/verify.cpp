@@ -950,8 +950,10 @@ class InstanceBuilder {
       middles.push_back(extent / 2);
       ends.push_back(extent);
     }
-    for (const auto& [name, options] : {std::pair<std::string, std::vector<Ints>>{"begin", {middles, starts}},
-                                        std::pair<std::string, std::vector<Ints>>{"end", {ends, middles}}}) {
+    for (const auto& bound : {std::pair<std::string, std::vector<Ints>>{"begin", {middles, starts}},
+                              std::pair<std::string, std::vector<Ints>>{"end", {ends, middles}}}) {
+      const std::string& name = bound.first;
+      const std::vector<Ints>& options = bound.second;
       const auto slot = static_cast<size_t>(info.attr_index(name));
       if (written[slot]) continue;
       auto captured = std::find_if(call.attrs.begin(), call.attrs.end(),
@@ -1317,6 +1319,7 @@ bool theme_applies(const InstanceSpec& spec, const AttributeTheme& theme) {
 RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, size_t rule_index, InstanceSpec spec,
                               const VerifyOptions& options) {
   RuleVerdict verdict = check_searches(interpreter, pass_index, rule_index, spec, options);
+  std::vector<std::string_view> unchecked;  // themes that apply but found no instance the rule rewrites
   for (const AttributeTheme& theme : attribute_themes()) {
     if (verdict.kind == RuleVerdict::Kind::Unsound) break;
     if (!theme_applies(spec, theme)) continue;
@@ -1327,13 +1330,20 @@ RuleVerdict check_alternative(RuleInterpreter& interpreter, size_t pass_index, s
       themed.declined = verdict.declined;
       return themed;
     }
-    if (themed.kind != RuleVerdict::Kind::Verified) continue;
+    if (themed.kind != RuleVerdict::Kind::Verified) {
+      unchecked.push_back(theme.name);
+      continue;
+    }
     if (verdict.kind == RuleVerdict::Kind::Verified) {
       verdict.detail += " and " + themed.detail;
     } else {
       verdict.kind = RuleVerdict::Kind::Verified;
       verdict.detail = themed.detail;
     }
+  }
+  // Said, not hidden: a rule verified with the defaults is not thereby checked for strided or grouped calls.
+  if (verdict.kind == RuleVerdict::Kind::Verified && !unchecked.empty()) {
+    verdict.detail += fmt::format("; not checked with {} (no instance the rule rewrites)", fmt::join(unchecked, ", "));
   }
   return verdict;
 }
