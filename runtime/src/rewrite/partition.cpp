@@ -229,8 +229,8 @@ Node* Rewriter::partition(std::string_view composite, Node* root, std::span<Node
     if (!is_copyable(input)) args.push_back(input);
   }
   fused_name(match, scratch.base_name);
-  const std::string name = module_->unique_function_name(scratch.base_name);
-  Function& fused = module_->add_function(name);
+  Function& fused = module_->add_function(module_->unique_function_name(scratch.base_name));
+  const std::string& name = fused.name();  // fixed once added; remove_function() copies what it is given
   fused.reserve(match.inputs.size() + match.nodes.size(), args.size());
   std::vector<std::string>& param_names = scratch.param_names;
   parameter_names(args, param_names);
