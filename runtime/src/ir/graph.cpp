@@ -645,7 +645,7 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
 
 Node* Function::add_tuple(std::span<Node* const> fields) {
   // Interning a known tuple type then allocates nothing.
-  const detail::FewTypes room(fields.size());
+  detail::FewTypes room(fields.size());
   const std::span<TypeRef> types = room.span();
   for (size_t i = 0; i < fields.size(); ++i) types[i] = fields[i]->type();
   return new_node(NodeKind::Tuple, Type::tuple(types), fields);

@@ -797,7 +797,7 @@ TypeRef infer_concat(const InferInput& in, std::string& error) {
   }
   // Gathered on the stack (a combine's concat of its members' weights allocates nothing here), and written over
   // below where a field's type is unknown.
-  const FewTypes room(tuple_node ? operand->num_operands() : operand->type()->fields().size());
+  FewTypes room(tuple_node ? operand->num_operands() : operand->type()->fields().size());
   const std::span<TypeRef> fields = room.span();
   for (size_t i = 0; i < fields.size(); ++i) {
     fields[i] = tuple_node ? operand->operand(i)->type() : operand->type()->fields()[i];

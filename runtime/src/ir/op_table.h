@@ -28,7 +28,7 @@ class FewTypes {
       : many_(size > kFew ? size : 0), types_(many_.empty() ? std::span(few_.data(), size) : std::span(many_)) {}
   FewTypes(const FewTypes&) = delete;  // types_ points into the object
   FewTypes& operator=(const FewTypes&) = delete;
-  std::span<TypeRef> span() const { return types_; }
+  std::span<TypeRef> span() { return types_; }
 
  private:
   static constexpr size_t kFew = 8;
