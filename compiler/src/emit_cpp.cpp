@@ -929,7 +929,8 @@ class RuleEmitter {
   // with the lists the function holds instead of building and freeing one per rewrite. A list with values known
   // only when the rule fires is a thread-local static too, its constant entries written once and the others
   // assigned on each rewrite (into the storage of the last rewrite's: a captured axis list or split points cost
-  // no allocation once they have grown).
+  // no allocation once they have grown); with `**c`, c's list is copied over it whole and the given values
+  // assigned after.
   std::string attr_list(const CallExpr& call) {
     const std::string source = call.attrs_from ? bound_.at(call.attrs_from->name) : std::string();
     if (!source.empty() && call.attrs.empty()) return source + "->attrs()";
@@ -937,6 +938,7 @@ class RuleEmitter {
     if (call.op_is_var) op = fixed_op(call.op.text);
     if (!op) return replaced_attrs(call, source);
     const OpInfo& info = registry_.get(*op);
+    if (!source.empty()) return copied_attrs(call, info, source);
     std::vector<std::string> values;
     std::vector<std::pair<size_t, std::string>> computed;  // (index, value) of the entries set per rewrite
     for (size_t i = 0; i < info.attrs.size(); ++i) {
@@ -970,6 +972,26 @@ class RuleEmitter {
       statement("static const dpl::AttrList " + it->second + initializer + ";");
     }
     return it->second;
+  }
+
+  // `nn.conv2d(x, w, **c, kernel_layout="HWIO")`: c's list copied into a thread-local list (no allocation once its
+  // entries have grown), then the given attributes assigned, a literal list or string from a static constant.
+  std::string copied_attrs(const CallExpr& call, const OpInfo& info, const std::string& source) {
+    const std::string list = names_.numbered(op_ident(info) + "_attrs");
+    statement("static thread_local dpl::AttrList " + list + ";");
+    statement(list + " = " + source + "->attrs();");
+    for (size_t i = 0; i < info.attrs.size(); ++i) {
+      const AttrSpec& spec = info.attrs[i];
+      for (const ExprAttr& attr : call.attrs) {
+        if (attr.name != spec.name) continue;
+        const auto* literal = std::get_if<LiteralExpr>(&attr.value->node);
+        const std::string value = literal != nullptr && !is_scalar_attr(literal->value)
+                                      ? constant_attr(literal->value, spec.name + "_value")
+                                      : attr_value(*attr.value, spec.kind);
+        statement(list + "[" + std::to_string(i) + "] = " + value + ";  // " + spec.name);
+      }
+    }
+    return list;
   }
 
   // The op an op variable stands for in the alternative being emitted, when the alternative fixes it (the decision

@@ -16,28 +16,20 @@ namespace {
 // Pass seed004_nhwc_conv2d_to_nchw, rooted at nn.conv2d: the decision tree of its rules.
 int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
-  // nn.conv2d(x, w, data_layout="NHWC", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od), axes=[0, 2, 3, 1])
+  // c: nn.conv2d(x, w, data_layout="NHWC", out_layout=None) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", **c), axes=[0, 2, 3, 1])
   static const dpl::AttrValue data_layout_value = std::string("NHWC");
   if (root->attr(4) != data_layout_value) return -1;
   if (root->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
-  const dpl::AttrValue& kl = root->attr(5);
-  const dpl::AttrValue& st = root->attr(0);
-  const dpl::AttrValue& pd = root->attr(1);
-  const dpl::AttrValue& dl = root->attr(2);
-  const dpl::AttrValue& g = root->attr(3);
-  const dpl::AttrValue& od = root->attr(7);
+  dpl::Node* c = root;
   dpl::Node* x = root->operand(0);
   dpl::Node* w = root->operand(1);
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 3, 1, 2}};
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
-  static thread_local dpl::AttrList nn_conv2d_attrs1{/*strides=*/{}, /*padding=*/{}, /*dilation=*/{}, /*groups=*/{}, /*data_layout=*/std::string("NCHW"), /*kernel_layout=*/{}, /*out_layout=*/std::monostate{}, /*out_dtype=*/{}};
-  nn_conv2d_attrs1[0] = st;  // strides
-  nn_conv2d_attrs1[1] = pd;  // padding
-  nn_conv2d_attrs1[2] = dl;  // dilation
-  nn_conv2d_attrs1[3] = g;  // groups
-  nn_conv2d_attrs1[5] = kl;  // kernel_layout
-  nn_conv2d_attrs1[7] = od;  // out_dtype
+  static thread_local dpl::AttrList nn_conv2d_attrs1;
+  nn_conv2d_attrs1 = c->attrs();
+  static const dpl::AttrValue data_layout_value_1 = std::string("NCHW");
+  nn_conv2d_attrs1[4] = data_layout_value_1;  // data_layout
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, nn_conv2d_attrs1);
   if (nn_conv2d1 == nullptr) return -1;
   static const dpl::AttrList permute_dims_attrs2{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};

@@ -16,7 +16,7 @@ namespace {
 // Pass seed004_3x3_kernels_to_hwio, rooted at nn.conv2d: the decision tree of its rules.
 int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule kernel_3x3_to_hwio (kernel_size.dpl:8)
-  // nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od) => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", data_layout=layout, out_layout=ol, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)
+  // c: nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW") => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", **c)
   static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
   dpl::Node* tensor1 = root->operand(1);
   if (root->attr(5) != kernel_layout_value) return -1;
@@ -25,26 +25,16 @@ int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
   if (!tensor1->type()->has_shape()) return -1;
   if (tensor1->type()->dims()[2] != dpl::Dim::fixed(3)) return -1;
   if (tensor1->type()->dims()[3] != dpl::Dim::fixed(3)) return -1;
-  const dpl::AttrValue& layout = root->attr(4);
-  const dpl::AttrValue& ol = root->attr(6);
-  const dpl::AttrValue& st = root->attr(0);
-  const dpl::AttrValue& pd = root->attr(1);
-  const dpl::AttrValue& dl = root->attr(2);
-  const dpl::AttrValue& g = root->attr(3);
-  const dpl::AttrValue& od = root->attr(7);
+  dpl::Node* c = root;
   dpl::Node* x = root->operand(0);
   dpl::Node* w = tensor1;
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{2, 3, 1, 0}};
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {w}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
-  static thread_local dpl::AttrList nn_conv2d_attrs1{/*strides=*/{}, /*padding=*/{}, /*dilation=*/{}, /*groups=*/{}, /*data_layout=*/{}, /*kernel_layout=*/std::string("HWIO"), /*out_layout=*/{}, /*out_dtype=*/{}};
-  nn_conv2d_attrs1[0] = st;  // strides
-  nn_conv2d_attrs1[1] = pd;  // padding
-  nn_conv2d_attrs1[2] = dl;  // dilation
-  nn_conv2d_attrs1[3] = g;  // groups
-  nn_conv2d_attrs1[4] = layout;  // data_layout
-  nn_conv2d_attrs1[6] = ol;  // out_layout
-  nn_conv2d_attrs1[7] = od;  // out_dtype
+  static thread_local dpl::AttrList nn_conv2d_attrs1;
+  nn_conv2d_attrs1 = c->attrs();
+  static const dpl::AttrValue kernel_layout_value_1 = std::string("HWIO");
+  nn_conv2d_attrs1[5] = kernel_layout_value_1;  // kernel_layout
   if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, nn_conv2d_attrs1)) return 0;
   return -1;
 }

@@ -50,7 +50,7 @@ int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
 // Pass seed004_types, rooted at nn.relu: the decision tree of its rules.
 int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:11)
-  // nn.relu(nn.conv2d(x, w, data_layout="NCHW", out_layout=None, kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)): Tensor[(1, 32, 28, 28)] => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", kernel_layout=kl, strides=st, padding=pd, dilation=dl, groups=g, out_dtype=od)), axes=[0, 3, 1, 2])
+  // nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None)): Tensor[(1, 32, 28, 28)] => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", **c)), axes=[0, 3, 1, 2])
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
   static const dpl::AttrValue data_layout_value = std::string("NCHW");
@@ -63,24 +63,16 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (root->type()->dims()[3] != dpl::Dim::fixed(28)) return -1;
   if (nn_conv2d1->attr(4) != data_layout_value) return -1;
   if (nn_conv2d1->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
-  const dpl::AttrValue& kl = nn_conv2d1->attr(5);
-  const dpl::AttrValue& st = nn_conv2d1->attr(0);
-  const dpl::AttrValue& pd = nn_conv2d1->attr(1);
-  const dpl::AttrValue& dl = nn_conv2d1->attr(2);
-  const dpl::AttrValue& g = nn_conv2d1->attr(3);
-  const dpl::AttrValue& od = nn_conv2d1->attr(7);
+  dpl::Node* c = nn_conv2d1;
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
   static const dpl::AttrList permute_dims_attrs1{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};
   dpl::Node* permute_dims1 = rewriter.call(dpl::op::permute_dims, {x}, permute_dims_attrs1);
   if (permute_dims1 == nullptr) return -1;
-  static thread_local dpl::AttrList nn_conv2d_attrs1{/*strides=*/{}, /*padding=*/{}, /*dilation=*/{}, /*groups=*/{}, /*data_layout=*/std::string("NHWC"), /*kernel_layout=*/{}, /*out_layout=*/std::monostate{}, /*out_dtype=*/{}};
-  nn_conv2d_attrs1[0] = st;  // strides
-  nn_conv2d_attrs1[1] = pd;  // padding
-  nn_conv2d_attrs1[2] = dl;  // dilation
-  nn_conv2d_attrs1[3] = g;  // groups
-  nn_conv2d_attrs1[5] = kl;  // kernel_layout
-  nn_conv2d_attrs1[7] = od;  // out_dtype
+  static thread_local dpl::AttrList nn_conv2d_attrs1;
+  nn_conv2d_attrs1 = c->attrs();
+  static const dpl::AttrValue data_layout_value_1 = std::string("NHWC");
+  nn_conv2d_attrs1[4] = data_layout_value_1;  // data_layout
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, nn_conv2d_attrs1);
   if (nn_conv2d2 == nullptr) return -1;
   dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {nn_conv2d2});

@@ -210,8 +210,8 @@ TEST_F(Dplc, EmitsProvenCallsOnlyWhereTheSignatureIsProved) {
 }
 
 // An attribute list of literals is a static local of the rule, one per distinct list (the rewriter compares it with
-// the function's interned lists, so a rewrite builds and frees none); a list with a captured value is built per
-// rewrite. Literals are stored as calls store them: an int given for a float attribute as its double.
+// the function's interned lists, so a rewrite builds and frees none); a list with a captured value is a
+// thread-local whose captured entries are assigned per rewrite. Literals are stored as calls store them: an int given for a float attribute as its double.
 TEST_F(Dplc, AttributeListsAreStaticLocals) {
   write_file(dir_ / "rules.dpl",
              "pass p {\n"
@@ -219,6 +219,8 @@ TEST_F(Dplc, AttributeListsAreStaticLocals) {
              "  rule keep: nn.softmax(x, axis=a) => nn.softmax(exp(x), axis=a);\n"
              "  rule two: log(x) => add(permute_dims(x, axes=[1, 0]), permute_dims(x, axes=[1, 0]));\n"
              "  rule eps: nn.relu(x) => nn.rms_norm(x, x, axes=[-1], epsilon=1);\n"
+             "  rule copy: s: nn.softmax(sigmoid(x)) => nn.softmax(x, **s, axis=1);\n"
+             "  rule hwio: c: nn.conv2d(x, w, kernel_layout=\"OIHW\") => nn.conv2d(x, w, **c, kernel_layout=\"HWIO\");\n"
              "}\n");
   DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
   ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
@@ -239,6 +241,18 @@ TEST_F(Dplc, AttributeListsAreStaticLocals) {
   }
   EXPECT_EQ(code.find("permute_dims_attrs2"), std::string::npos) << code;
   EXPECT_NE(code.find("{/*axes=*/std::vector<int64_t>{-1}, /*epsilon=*/1.0}"), std::string::npos) << code;
+  // `**c` with a keyword beside it: c's list copied over a thread-local one, the keyword assigned after (a string
+  // or list from a static constant).
+  EXPECT_NE(code.find("static thread_local dpl::AttrList nn_softmax_attrs1;\n"
+                      "    nn_softmax_attrs1 = s->attrs();\n"
+                      "    nn_softmax_attrs1[0] = int64_t{1};  // axis\n"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("  nn_conv2d_attrs1 = c->attrs();\n"
+                      "  static const dpl::AttrValue kernel_layout_value_1 = std::string(\"HWIO\");\n"
+                      "  nn_conv2d_attrs1[5] = kernel_layout_value_1;  // kernel_layout\n"),
+            std::string::npos)
+      << code;
 }
 
 // An op-class alternative that can never match (broadcast_to's operand 1 is a shape, never a permute_dims call)

@@ -438,7 +438,7 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
   EXPECT_EQ(kinds(r.result), (std::vector<Kind>{Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
                                                 Kind::Verified, Kind::Verified, Kind::Unsound, Kind::Verified,
                                                 Kind::Verified, Kind::Verified, Kind::Verified, Kind::Verified,
-                                                Kind::Verified}))
+                                                Kind::Verified, Kind::Verified, Kind::Verified}))
       << r.out;
   auto verdict = [&](const std::string& rule) {
     for (const RuleVerdict& v : r.result.verdicts) {
@@ -508,6 +508,19 @@ TEST(Verify, OpenAttributesAreCheckedWithOtherValues) {
             std::string::npos)
       << verdict("transposes_out").detail;
   EXPECT_TRUE(verdict("transposes_out").declined.empty());
+  // A transposed convolution rebuilt with strides and padding but not output_padding: declined where the matched
+  // one adds a row and a column (strides 2 allow it); copied with **t, verified there.
+  EXPECT_NE(verdict("scale_before_deconv_without_output_padding")
+                .declined.find("with nn.conv2d_transpose(strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 1])"),
+            std::string::npos)
+      << verdict("scale_before_deconv_without_output_padding").declined;
+  EXPECT_NE(verdict("scale_before_deconv")
+                .detail.find("with nn.conv2d_transpose(strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 1])"),
+            std::string::npos)
+      << verdict("scale_before_deconv").detail;
+  // (Its declines are the float16 output's: the scale, of the output's dtype, then multiplies float32 data.)
+  EXPECT_EQ(verdict("scale_before_deconv").declined.find("output_padding"), std::string::npos)
+      << verdict("scale_before_deconv").declined;
 }
 
 // strided_slice bounds the pattern leaves open fit its axes (middle or start, end or middle of each), a captured
