@@ -157,8 +157,8 @@ class alignas(64) Node {
     num_operands_ = 0;
   }
 
-  // The use list's memory comes from the function's UsePool (graph.cpp), in power-of-two capacities (two at first) that are
-  // recycled when lists grow or die: use-list updates in a rewrite do not call malloc.
+  // The use list's memory comes from the function's UsePool (graph.cpp), in power-of-two capacities (two at first)
+  // that are recycled when lists grow or die: use-list updates in a rewrite do not call malloc.
   uint32_t users_capacity() const { return users_data_ == nullptr ? 0 : uint32_t{1} << users_capacity_log2_; }
 
   // Packed to leave room for the type: dead, whether the cold part was constructed and the use list's capacity
