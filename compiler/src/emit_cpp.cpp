@@ -1007,19 +1007,21 @@ class RuleEmitter {
     return found;
   }
 
-  // `op(x, **r, keepdims=False)` where the op is known only when the rule fires: r's list with the written
-  // attributes replaced, found by name in that op (sema: every op the variable may hold has them, of one kind).
+  // `op(x, **r, keepdims=False)` where the op is known only when the rule fires: r's list, copied over a
+  // thread-local one as copied_attrs() does, with the written attributes replaced, found by name in that op (sema:
+  // every op the variable may hold has them, of one kind).
   std::string replaced_attrs(const CallExpr& call, const std::string& source) {
     needs_.vector = needs_.variant = needs_.utility = true;
     const std::string list = names_.fresh(call.op.text + "_attrs");
     const std::string info = names_.fresh(call.op.text + "_info");
-    statement("dpl::AttrList " + list + " = " + source + "->attrs();");
+    statement("static thread_local dpl::AttrList " + list + ";");
+    statement(list + " = " + source + "->attrs();");
     statement("const dpl::OpInfo& " + info + " = dpl::OpRegistry::global().get(" + bound_.at(call.op.text) + ");");
     for (const ExprAttr& attr : call.attrs) {
       statement(list + "[static_cast<size_t>(" + info + ".attr_index(" + string_literal(attr.name) + "))] = " +
                 attr_value(*attr.value, attr.kind) + ";");
     }
-    return "std::move(" + list + ")";
+    return list;
   }
 
   // An attribute value of `kind` on the right: a literal, a capture copied whole, or a computed value.
