@@ -978,8 +978,7 @@ class RuleEmitter {
   // entries have grown), then the given attributes assigned, a literal list or string from a static constant.
   std::string copied_attrs(const CallExpr& call, const OpInfo& info, const std::string& source) {
     const std::string list = names_.numbered(op_ident(info) + "_attrs");
-    statement("static thread_local dpl::AttrList " + list + ";");
-    statement(list + " = " + source + "->attrs();");
+    copy_into_local(list, source);
     for (size_t i = 0; i < info.attrs.size(); ++i) {
       const AttrSpec& spec = info.attrs[i];
       for (const ExprAttr& attr : call.attrs) {
@@ -992,6 +991,12 @@ class RuleEmitter {
       }
     }
     return list;
+  }
+
+  // The thread-local list `list`, holding the attributes of the call `source` from here on.
+  void copy_into_local(const std::string& list, const std::string& source) {
+    statement("static thread_local dpl::AttrList " + list + ";");
+    statement(list + " = " + source + "->attrs();");
   }
 
   // The op an op variable stands for in the alternative being emitted, when the alternative fixes it (the decision
@@ -1007,15 +1012,14 @@ class RuleEmitter {
     return found;
   }
 
-  // `op(x, **r, keepdims=False)` where the op is known only when the rule fires: r's list, copied over a
-  // thread-local one as copied_attrs() does, with the written attributes replaced, found by name in that op (sema:
+  // `op(x, **r, keepdims=False)` where the op is known only when the rule fires: r's list, copied into a
+  // thread-local one, with the written attributes replaced, found by name in that op (sema:
   // every op the variable may hold has them, of one kind).
   std::string replaced_attrs(const CallExpr& call, const std::string& source) {
     needs_.vector = needs_.variant = needs_.utility = true;
     const std::string list = names_.fresh(call.op.text + "_attrs");
     const std::string info = names_.fresh(call.op.text + "_info");
-    statement("static thread_local dpl::AttrList " + list + ";");
-    statement(list + " = " + source + "->attrs();");
+    copy_into_local(list, source);
     statement("const dpl::OpInfo& " + info + " = dpl::OpRegistry::global().get(" + bound_.at(call.op.text) + ");");
     for (const ExprAttr& attr : call.attrs) {
       statement(list + "[static_cast<size_t>(" + info + ".attr_index(" + string_literal(attr.name) + "))] = " +
