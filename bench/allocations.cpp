@@ -34,10 +34,47 @@ uint64_t allocations_so_far() { return allocations; }
 using dpl::bench::counted_aligned;
 using dpl::bench::counted_malloc;
 
-// The other forms (arrays, nothrow) forward to these in libstdc++.
+// Every form is defined here, not only the two that libstdc++'s other forms forward to: under AddressSanitizer the
+// sanitizer's runtime defines the array and nothrow forms itself, and memory from its nothrow new (std::stable_sort's
+// temporary buffer) would reach the free() below.
 void* operator new(std::size_t size) { return counted_malloc(size); }
+void* operator new[](std::size_t size) { return counted_malloc(size); }
 void* operator new(std::size_t size, std::align_val_t alignment) { return counted_aligned(size, alignment); }
+void* operator new[](std::size_t size, std::align_val_t alignment) { return counted_aligned(size, alignment); }
+
+namespace {
+template <typename Allocate>
+void* or_null(Allocate allocate) noexcept {
+  try {
+    return allocate();
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+}  // namespace
+
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return or_null([&] { return counted_malloc(size); });
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return or_null([&] { return counted_malloc(size); });
+}
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return or_null([&] { return counted_aligned(size, alignment); });
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return or_null([&] { return counted_aligned(size, alignment); });
+}
+
 void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete[](void* memory) noexcept { std::free(memory); }
 void operator delete(void* memory, std::align_val_t) noexcept { std::free(memory); }
+void operator delete[](void* memory, std::align_val_t) noexcept { std::free(memory); }
 void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
+void operator delete[](void* memory, std::size_t) noexcept { std::free(memory); }
 void operator delete(void* memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
+void operator delete[](void* memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
+void operator delete(void* memory, const std::nothrow_t&) noexcept { std::free(memory); }
+void operator delete[](void* memory, const std::nothrow_t&) noexcept { std::free(memory); }
+void operator delete(void* memory, std::align_val_t, const std::nothrow_t&) noexcept { std::free(memory); }
+void operator delete[](void* memory, std::align_val_t, const std::nothrow_t&) noexcept { std::free(memory); }
