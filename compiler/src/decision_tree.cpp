@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
+
+#include "dpl/compiler/ast.h"
 
 namespace dpl::compiler {
 
@@ -42,12 +45,44 @@ std::string rule_names(const std::vector<const RuleLeaf*>& rules) {
                      names.size());
 }
 
-// One item of a node's children as printed: a single child, or children that test the op of one subject, each a
-// different built-in op (printed as one switch).
+// One item of a node's children as printed: a single child, children that test the op of one subject, each a
+// different built-in op (printed as one switch), or children that test the value of one constant, each against a
+// different literal (printed as one switch on its position among the sorted literals).
 struct ChildItem {
+  enum class Kind : unsigned char { One, OpSwitch, LiteralSwitch };
+  Kind kind = Kind::One;
   std::vector<const DecisionNode*> nodes;
-  bool is_switch() const { return nodes.size() > 1; }
 };
+
+// Below this many rules that differ in a literal, comparing one after the other costs less than the search.
+constexpr size_t kLiteralSwitchMin = 4;
+
+const MatchStep* literal_step(const DecisionNode* node) {
+  return node->step != nullptr && node->step->is_literal_check() && std::isfinite(*node->step->literal) ? node->step
+                                                                                                         : nullptr;
+}
+
+// The end of a run of at least kLiteralSwitchMin children from `begin` whose first steps compare one subject with
+// different literals (no node passes two of them, so they may be tried in any order); `begin` when there is none.
+size_t literal_run_end(const std::vector<std::unique_ptr<DecisionNode>>& children, size_t begin) {
+  const MatchStep* first = literal_step(children[begin].get());
+  if (first == nullptr) return begin;
+  std::set<double> values = {*first->literal};  // 0.0 and -0.0 are one value here, as in the comparison
+  size_t end = begin + 1;
+  while (end < children.size()) {
+    const MatchStep* step = literal_step(children[end].get());
+    if (step == nullptr || step->subject != first->subject || !values.insert(*step->literal).second) break;
+    ++end;
+  }
+  return end - begin >= kLiteralSwitchMin ? end : begin;
+}
+
+// The children of a literal switch, by their literal.
+std::vector<const DecisionNode*> by_literal(std::vector<const DecisionNode*> nodes) {
+  std::sort(nodes.begin(), nodes.end(),
+            [](const DecisionNode* a, const DecisionNode* b) { return *a->step->literal < *b->step->literal; });
+  return nodes;
+}
 
 // A run of consecutive children whose first steps check the head of one subject, each a different head, exclude
 // each other: no node passes two of them, so they may be tried in any order. Those that test a built-in op become
@@ -58,6 +93,13 @@ std::vector<ChildItem> child_items(const std::vector<std::unique_ptr<DecisionNod
   };
   std::vector<ChildItem> items;
   for (size_t begin = 0; begin < children.size();) {
+    if (const size_t end = literal_run_end(children, begin); end != begin) {
+      ChildItem literals{ChildItem::Kind::LiteralSwitch, {}};
+      for (size_t i = begin; i < end; ++i) literals.nodes.push_back(children[i].get());
+      items.push_back(std::move(literals));
+      begin = end;
+      continue;
+    }
     const MatchStep* first = head_step(children[begin].get());
     size_t end = begin + 1;
     if (first != nullptr) {
@@ -68,16 +110,17 @@ std::vector<ChildItem> child_items(const std::vector<std::unique_ptr<DecisionNod
         ++end;
       }
     }
-    ChildItem cases;
+    ChildItem cases{ChildItem::Kind::OpSwitch, {}};
     std::vector<ChildItem> others;
     for (size_t i = begin; i < end; ++i) {
       const DecisionNode* node = children[i].get();
       if (first != nullptr && !node->step->case_label.empty()) {
         cases.nodes.push_back(node);
       } else {
-        others.push_back(ChildItem{{node}});
+        others.push_back(ChildItem{ChildItem::Kind::One, {node}});
       }
     }
+    if (cases.nodes.size() == 1) cases.kind = ChildItem::Kind::One;
     if (!cases.nodes.empty()) items.push_back(std::move(cases));
     items.insert(items.end(), others.begin(), others.end());
     begin = end;
@@ -100,10 +143,16 @@ class CppPrinter {
         out_.line("do {");
         out_.indent();
       }
-      if (items[i].is_switch()) {
-        switch_on_op(items[i], item_fail);
-      } else {
-        subtree(*items[i].nodes[0], item_fail, /*skip_first=*/false);
+      switch (items[i].kind) {
+        case ChildItem::Kind::OpSwitch:
+          switch_on_op(items[i], item_fail);
+          break;
+        case ChildItem::Kind::LiteralSwitch:
+          switch_on_literal(items[i]);
+          break;
+        case ChildItem::Kind::One:
+          subtree(*items[i].nodes[0], item_fail, /*skip_first=*/false);
+          break;
       }
       if (!last) {
         out_.dedent();
@@ -116,12 +165,21 @@ class CppPrinter {
   void switch_on_op(const ChildItem& item, const std::string& fail) {
     const std::string& subject = item.nodes[0]->step->subject;
     out_.line("if (!" + subject + "->is_call()) " + fail);
-    out_.line("switch (" + subject + "->op()) {");
+    std::vector<std::string> labels;
+    for (const DecisionNode* node : item.nodes) labels.push_back(node->step->case_label);
+    switch_body(subject + "->op()", item.nodes, labels);
+  }
+
+  // `switch (value)` with a case per node, labelled `labels`, each the node's subtree without its first step (the
+  // case is that check); a value no case has, or a case whose subtree fails, leaves the switch.
+  void switch_body(const std::string& value, const std::vector<const DecisionNode*>& nodes,
+                   const std::vector<std::string>& labels) {
+    out_.line("switch (" + value + ") {");
     out_.indent();
-    for (const DecisionNode* node : item.nodes) {
-      out_.line("case " + node->step->case_label + ": {");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out_.line("case " + labels[i] + ": {");
       out_.indent();
-      subtree(*node, "break;", /*skip_first=*/true);  // the case label is the head check
+      subtree(*nodes[i], "break;", /*skip_first=*/true);
       out_.line("break;");
       out_.dedent();
       out_.line("}");
@@ -130,6 +188,30 @@ class CppPrinter {
     out_.indent();
     out_.line("break;");
     out_.dedent();
+    out_.dedent();
+    out_.line("}");
+  }
+
+  // The cases in the order of their literals; a value none of them has falls through, as a failed check would.
+  void switch_on_literal(const ChildItem& item) {
+    const std::string& subject = item.nodes[0]->step->subject;
+    const std::vector<const DecisionNode*> cases = by_literal(item.nodes);
+    std::vector<std::string> literals;
+    for (const DecisionNode* node : cases) literals.push_back(format_double(*node->step->literal));
+    out_.line("{");
+    out_.indent();
+    out_.line("static constexpr double " + subject + "_cases[] = {");
+    out_.indent();
+    constexpr size_t kPerLine = 12;
+    for (size_t i = 0; i < literals.size(); i += kPerLine) {
+      const auto end = literals.begin() + static_cast<std::ptrdiff_t>(std::min(i + kPerLine, literals.size()));
+      out_.line(fmt::format("{},", fmt::join(literals.begin() + static_cast<std::ptrdiff_t>(i), end, ", ")));
+    }
+    out_.dedent();
+    out_.line("};");
+    std::vector<std::string> positions;
+    for (size_t i = 0; i < cases.size(); ++i) positions.push_back(std::to_string(i));
+    switch_body("dpl::literal_case(" + subject + ", " + subject + "_cases)", cases, positions);
     out_.dedent();
     out_.line("}");
   }
@@ -206,14 +288,16 @@ class PlanPrinter {
 
   void children(const std::vector<std::unique_ptr<DecisionNode>>& nodes) {
     for (const ChildItem& item : child_items(nodes)) {
-      if (!item.is_switch()) {
+      if (item.kind == ChildItem::Kind::One) {
         subtree(*item.nodes[0], false);
         continue;
       }
-      out_.line("switch on the op of " + item.nodes[0]->step->subject + ":");
+      const bool on_literal = item.kind == ChildItem::Kind::LiteralSwitch;
+      out_.line("switch on the " + std::string(on_literal ? "value" : "op") + " of " + item.nodes[0]->step->subject +
+                ":");
       out_.indent();
-      for (const DecisionNode* node : item.nodes) {
-        out_.line("case " + node->step->case_label + ":");
+      for (const DecisionNode* node : on_literal ? by_literal(item.nodes) : item.nodes) {
+        out_.line("case " + (on_literal ? format_double(*node->step->literal) : node->step->case_label) + ":");
         out_.indent();
         subtree(*node, true);
         out_.dedent();

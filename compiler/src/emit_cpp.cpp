@@ -566,6 +566,10 @@ class RuleEmitter {
       const std::string scalar = recording() ? group_->shared(read, "scalar") : names_.numbered("scalar");
       define("const double " + scalar + " = " + read + ";", scalar, Placement::Literal);
       check(scalar + " != " + format_double(*constant.value), Placement::Literal);
+      if (recording()) {  // rules that differ only in this value: a dispatch on it (decision_tree.cpp)
+        steps_->back().subject = scalar;
+        steps_->back().literal = *constant.value;
+      }
     }
     if (constant.dtype) check(node + "->constant_dtype() != " + dtype_constant(*constant.dtype), Placement::Literal);
     return node;

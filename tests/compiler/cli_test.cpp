@@ -318,6 +318,46 @@ TEST_F(Dplc, EmitPlanShowsTheSharedChecks) {
   EXPECT_NE(plan.find("case dpl::op::sqrt:", cases), std::string::npos) << plan;
 }
 
+// Four or more rules that differ only in a constant's value become the cases of one switch on it, sorted by value,
+// in the plan and in the code (the value found among the sorted literals); three compare one after the other.
+TEST_F(Dplc, EmitPlanSwitchesOnTheValueOfAConstant) {
+  write_file(dir_ / "rules.dpl",
+             "pass four {\n"
+             "  rule a: divide(x, const(4.0)) => x;\n"
+             "  rule b: divide(x, const(1.0)) => x;\n"
+             "  rule c: divide(x, const(3.0)) => x;\n"
+             "  rule d: divide(x, const(2.0)) => x;\n"
+             "}\n"
+             "pass three {\n"
+             "  rule e: subtract(x, const(1.0)) => x;\n"
+             "  rule f: subtract(x, const(2.0)) => x;\n"
+             "  rule g: subtract(x, const(4.0)) => x;\n"
+             "}\n");
+  DplcRun run = run_dplc("--emit=plan " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string& plan = run.output;
+  const size_t switch_at = plan.find("switch on the value of scalar1:");
+  ASSERT_NE(switch_at, std::string::npos) << plan;
+  size_t at = switch_at;
+  for (const char* value : {"case 1.0:", "case 2.0:", "case 3.0:", "case 4.0:"}) {
+    const size_t next = plan.find(value, at);
+    EXPECT_NE(next, std::string::npos) << value << "\n" << plan;
+    at = next;
+  }
+  EXPECT_LT(at, plan.find("pass three")) << plan;
+  EXPECT_EQ(plan.find("switch on the value", plan.find("pass three")), std::string::npos) << plan;
+  EXPECT_NE(plan.find("fail if scalar1 != 4.0", plan.find("pass three")), std::string::npos) << plan;
+  DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  EXPECT_NE(cpp.output.find("    static constexpr double scalar1_cases[] = {\n      1.0, 2.0, 3.0, 4.0,\n    };\n"
+                            "    switch (dpl::literal_case(scalar1, scalar1_cases)) {\n"
+                            "      case 0: {\n"
+                            "        // rule b (rules.dpl:3)\n"),
+            std::string::npos)
+      << cpp.output;
+  EXPECT_NE(cpp.output.find("if (scalar1 != 2.0) break;"), std::string::npos) << cpp.output;  // pass three's
+}
+
 // --parts N: the decision trees and multi-root rules' functions spread over N source files, balanced by size; the
 // first part keeps the dispatch and the rule tables, and declares what the other parts define; the ids of the ops the
 // file declares are shared with the other parts. Every part is listed in the depfile; --parts 1 is the usual output.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "custom_ops.dpl.h"
 #include "dpl/ir/analysis.h"
 #include "fuzzy.dpl.h"
+#include "literal_cases.dpl.h"
 #include "dpl/rewrite/driver.h"
 #include "dpl/text/tvmscript.h"
 #include "macros.dpl.h"
@@ -706,15 +708,59 @@ TEST(GeneratedCode, RulesSharingChecksEachFireOnTheirOwnGraphs) {
 // The generated source itself (both parts: the run passes are built with dplc --parts 2): the two scaling rules'
 // structural checks are written once, their constants once each; the two subtract rules are cases of one switch
 // on their first operand's op.
-TEST(GeneratedCode, ASharedCheckIsEmittedOnce) {
+// The generated source of run/<stem>.dpl, both parts.
+std::string generated_source(const std::string& stem) {
   std::stringstream text;
-  for (const char* path :
-       {DPL_RUN_PASSES_DIR "/shared_checks.dpl.cpp", DPL_RUN_PASSES_DIR "/shared_checks.dpl.part2.cpp"}) {
+  for (const std::string& path : {std::string(DPL_RUN_PASSES_DIR "/") + stem + ".dpl.cpp",
+                                  std::string(DPL_RUN_PASSES_DIR "/") + stem + ".dpl.part2.cpp"}) {
     std::ifstream in(path);
-    ASSERT_TRUE(in) << path;
+    EXPECT_TRUE(in) << path;
     text << in.rdbuf();
   }
-  const std::string source = text.str();
+  return text.str();
+}
+
+// Rules that differ only in a constant's value (run/literal_cases.dpl): the code looks the value up among the
+// sorted literals, one case per rule, and each value still picks its own rule; a value no rule names picks none.
+TEST(GeneratedCode, RulesThatDifferInALiteralDispatchOnTheValue) {
+  const std::string source = generated_source("literal_cases");
+  EXPECT_NE(source.find("switch (dpl::literal_case(scalar1, scalar1_cases)) {"), std::string::npos) << source;
+  EXPECT_NE(source.find("static constexpr double scalar1_cases[] = {\n      -1.0, 0.5, 1.0, 2.0, 4.0,\n    };"),
+            std::string::npos)
+      << source;
+  EXPECT_EQ(source.find("scalar1 != "), std::string::npos) << source;
+  const dpl::PassDef& pass = dpl_test_passes::run_literal_cases_pass();
+  auto divided_by = [](const std::string& value) {
+    return function(kX, "        a = R.divide(x, R.const(" + value + ", \"float32\"))\n", "a");
+  };
+  expect_rewrite(pass, divided_by("1.0"), function(kX, "", "x"), 1);
+  expect_rewrite(pass, divided_by("2.0"),
+                 function(kX, "        a = R.multiply(x, R.const(0.5, \"float32\"))\n", "a"), 1);
+  expect_rewrite(pass, divided_by("4.0"),
+                 function(kX, "        a = R.multiply(x, R.const(0.25, \"float32\"))\n", "a"), 1);
+  expect_rewrite(pass, divided_by("-1.0"), function(kX, "        a = R.negative(x)\n", "a"), 1);
+  expect_rewrite(pass, divided_by("0.5"), function(kX, "        a = R.add(x, x)\n", "a"), 1);
+  expect_unchanged(pass, divided_by("3.0"));
+  expect_unchanged(pass, divided_by("0.25"));
+  expect_unchanged(pass, function(kX, "        a = R.divide(R.const(2.0, \"float32\"), x)\n", "a"));
+}
+
+// dpl::literal_case: the position of a value among sorted literals, compared as `!=` compares (-0.0 is 0.0, NaN is
+// nothing).
+TEST(GeneratedCode, LiteralCaseFindsAValueAmongSortedLiterals) {
+  static constexpr double kCases[] = {-1.0, 0.0, 0.5, 2.0};
+  EXPECT_EQ(dpl::literal_case(-1.0, kCases), 0);
+  EXPECT_EQ(dpl::literal_case(0.0, kCases), 1);
+  EXPECT_EQ(dpl::literal_case(-0.0, kCases), 1);
+  EXPECT_EQ(dpl::literal_case(2.0, kCases), 3);
+  EXPECT_EQ(dpl::literal_case(0.25, kCases), -1);
+  EXPECT_EQ(dpl::literal_case(-2.0, kCases), -1);
+  EXPECT_EQ(dpl::literal_case(3.0, kCases), -1);
+  EXPECT_EQ(dpl::literal_case(std::numeric_limits<double>::quiet_NaN(), kCases), -1);
+}
+
+TEST(GeneratedCode, ASharedCheckIsEmittedOnce) {
+  const std::string source = generated_source("shared_checks");
   auto count = [&](const std::string& needle) {
     int n = 0;
     for (size_t at = source.find(needle); at != std::string::npos; at = source.find(needle, at + 1)) ++n;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +55,12 @@ struct MatchStep {
   std::string subject;
   std::string head;        // "dpl::op::matmul", "dpl::NodeKind::Constant"
   std::string case_label;  // a built-in op's constant: the check can be a `case` of a switch on the op
+  // A literal check (`scalar1 != 1.5`: a constant's value): `subject` is the local holding the value. Literal
+  // checks of one subject with different values exclude each other too.
+  std::optional<double> literal;
 
   bool is_head_check() const { return kind == Kind::Check && !head.empty(); }
+  bool is_literal_check() const { return kind == Kind::Check && literal.has_value(); }
   bool operator==(const MatchStep& other) const { return kind == other.kind && text == other.text; }
 };
 

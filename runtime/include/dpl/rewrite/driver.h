@@ -1,6 +1,7 @@
 // The rewrite driver: one worklist sweep per pass, the Rewriter API used by compiled matchers, pass registry.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -94,6 +95,13 @@ struct RunOptions {
 // The dtype a new constant takes when a rule does not name one: that of the first candidate with a known tensor
 // dtype (compiled rules pass the constant's sibling operand, then the node being replaced), else float32.
 DType first_known_dtype(std::initializer_list<const Node*> candidates);
+
+// The position of `value` in `sorted` (ascending, distinct, finite), or -1: how a decision tree picks, in log time,
+// the one rule among many whose literal a constant's value equals.
+inline int literal_case(double value, std::span<const double> sorted) {
+  const auto at = std::lower_bound(sorted.begin(), sorted.end(), value);
+  return at != sorted.end() && *at == value ? static_cast<int>(at - sorted.begin()) : -1;
+}
 
 // `split_indices(sizes)` in a rule: the running sums of `sizes` without the total ([a, b, c] -> [a, a + b]), the
 // split points split(indices_or_sections=...) takes, written over `points` (a compiled rule reuses one list: no
