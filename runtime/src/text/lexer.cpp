@@ -159,7 +159,7 @@ Token Lexer::next() {
       begin_line();
       continue;
     }
-    while (pos_ < size && is_blank(text[pos_])) ++pos_;
+    while (is_blank(text[pos_])) ++pos_;  // text[size] is '\0', not blank: no bound check per byte
     const uint32_t start = pos_;
     const uint32_t start_col = pos_ - line_start_ + 1;
     if (pos_ >= size) {
@@ -180,6 +180,11 @@ Token Lexer::next() {
       return make(TokenKind::End, start, start_col);
     }
     const char c = text[pos_];
+    if (is_name_start(c)) {  // most tokens; '\0' ends the name as any other byte that is not a name character
+      line_has_tokens_ = true;
+      while (is_name_char(text[pos_])) ++pos_;
+      return make(TokenKind::Name, start, start_col);
+    }
     if (c == '#') {
       skip_line_rest();
       continue;
@@ -203,10 +208,6 @@ Token Lexer::next() {
       continue;
     }
     line_has_tokens_ = true;
-    if (is_name_start(c)) {
-      while (pos_ < size && is_name_char(text[pos_])) ++pos_;
-      return make(TokenKind::Name, start, start_col);
-    }
     if (is_digit(c) || (c == '.' && pos_ + 1 < size && is_digit(text[pos_ + 1]))) {
       return lex_number(start, start_col);
     }
