@@ -1929,19 +1929,19 @@ struct PassTrees {
   std::vector<PatternPtr> patterns;       // the alternatives' patterns
 };
 
-// The trailing PassDef initializers where they differ from the defaults: a partition pass visits users first; a
-// pass with a rule anchored at any value visits parameters too (a rewrite pass, so operands first); the table of
-// root ops (`root_ops`, empty when some rule is rooted elsewhere).
-std::string visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives,
-                               const std::string& root_ops) {
+// The PassDef initializers after the matcher: a partition pass visits users first; a pass with a rule anchored at
+// any value visits parameters too (a rewrite pass, so operands first); the table of root ops (`root_ops`, empty
+// when some rule is rooted elsewhere); then, on a line of its own, the driver's loop instantiated with the matcher
+// inlined.
+std::vector<std::string> visit_initializers(const Pass& pass, const std::vector<Alternative>& alternatives,
+                                            const std::string& matcher, const std::string& root_ops) {
   bool any_node = std::any_of(alternatives.begin(), alternatives.end(), [](const Alternative& a) { return a.any_node; });
   bool partition = std::any_of(pass.rules.begin(), pass.rules.end(),
                                [](const Rule& rule) { return rule.kind == Rule::Kind::Partition; });
   std::string order = partition ? "dpl::VisitOrder::UsersFirst" : "dpl::VisitOrder::OperandsFirst";
-  std::string visit_params = any_node ? "/*visit_params=*/true" : "/*visit_params=*/false";
-  if (!root_ops.empty()) return ", " + order + ", " + visit_params + ", " + root_ops;
-  if (partition) return ", " + order;
-  return any_node ? ", " + order + ", " + visit_params : "";
+  std::string visit_params = any_node ? "true" : "false";
+  return {order + ", /*visit_params=*/" + visit_params + ", " + (root_ops.empty() ? "{}" : root_ops),
+          "&dpl::compiled_sweep<&" + matcher + ", " + order + ", " + visit_params + ">"};
 }
 
 // The ops the pass's rules are rooted at, in id order, when every rule is rooted at an op call; else none.
@@ -2135,7 +2135,7 @@ void emit_matcher(CodeWriter& out, std::vector<SplitFunction>& tree_functions, c
     for (const PassTrees::Group* group : function.groups) titles.push_back(group_title(*group, registry));
     definition.line(
         fmt::format("// Pass {}, rooted at {}: the decision tree of its rules.", pass.name, fmt::join(titles, ", ")));
-    definition.line("int " + function.name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+    definition.line("[[gnu::noinline]] int " + function.name + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
     definition.indent();
     const PassTrees::Group& first = *function.groups[0];
     first.tree.print_cpp(definition, [&](const RuleLeaf& leaf) {
@@ -2158,6 +2158,8 @@ void emit_matcher(CodeWriter& out, std::vector<SplitFunction>& tree_functions, c
     tree_functions.push_back({function.name, definition.str()});
   }
   out.line("// Tries the rules of pass " + pass.name + " on `root`; returns the index of the rule that fired, or -1.");
+  out.line("// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is");
+  out.line("// rooted at costs the sweep this dispatch, not a call.");
   std::vector<std::pair<OpId, std::string>> op_functions;
   std::string composite_function;
   std::string item_function;
@@ -2180,7 +2182,7 @@ void emit_matcher(CodeWriter& out, std::vector<SplitFunction>& tree_functions, c
     }
   }
   const bool only_op_roots = composite_function.empty() && item_function.empty() && any_node_function.empty();
-  out.line("int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
+  out.line("[[gnu::always_inline]] inline int " + matcher + "(dpl::Rewriter& rewriter, dpl::Node* root) {");
   out.indent();
   if (!op_functions.empty()) {
     if (only_op_roots) {
@@ -2352,6 +2354,7 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
   includes.line("#include \"dpl/ir/op_registry.h\"");
   if (needs.opaque_ops) includes.line("#include \"dpl/ir/opaque_ops.h\"");
   includes.line("#include \"dpl/rewrite/driver.h\"");
+  includes.line("#include \"dpl/rewrite/sweep.h\"");
   includes.blank();
   // The headers of extern predicates and rewriters, as written, each once.
   std::vector<std::string> extern_headers;
@@ -2481,9 +2484,16 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     const PassNames& named = pass_names[&pass];
     source.line("const dpl::PassDef& " + pass_functions[&pass] + "() {");
     source.indent();
-    source.line("static const dpl::PassDef pass{" + string_literal(pass.name) + ", " +
-                string_literal(pass.description) + ", " + string_literal(file.basename) + ", " + named.rule_table +
-                ", &" + named.matcher + visit_initializers(pass, trees[&pass].alternatives, named.root_ops) + "};");
+    // One line per group of fields: what the pass is, its rules and matcher, how it visits, its sweep.
+    std::vector<std::string> fields = {
+        string_literal(pass.name) + ", " + string_literal(pass.description) + ", " + string_literal(file.basename),
+        named.rule_table + ", &" + named.matcher};
+    for (std::string& field : visit_initializers(pass, trees[&pass].alternatives, named.matcher, named.root_ops)) {
+      fields.push_back(std::move(field));
+    }
+    const std::string opening = "static const dpl::PassDef pass{";
+    const std::string continuation(2 * static_cast<size_t>(source.indent_level()) + opening.size(), ' ');
+    source.line(opening + fmt::format("{}", fmt::join(fields, ",\n" + continuation)) + "};");
     source.line("return pass;");
     source.dedent();
     source.line("}");

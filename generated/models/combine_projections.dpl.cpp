@@ -11,6 +11,7 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
@@ -168,7 +169,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass models_combine_projections, rooted at any other node: the decision tree of its rules.
-int match_models_combine_projections_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_combine_projections_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
   do {
     // rule combine_biased_projections (combine_projections.dpl:8)
     if (rule_combine_biased_projections(rewriter, root)) return 0;
@@ -179,7 +180,9 @@ int match_models_combine_projections_any_node(dpl::Rewriter& rewriter, dpl::Node
 }
 
 // Tries the rules of pass models_combine_projections on `root`; returns the index of the rule that fired, or -1.
-int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_models_combine_projections_any_node(rewriter, root);
 }
 
@@ -191,7 +194,10 @@ constexpr dpl::RuleInfo models_combine_projections_rules[] = {
 }  // namespace
 
 const dpl::PassDef& models_combine_projections_pass() {
-  static const dpl::PassDef pass{"models_combine_projections", "parallel projections x @ w_i^T (+ b_i) sharing x => one matmul (+ bias), split", "combine_projections.dpl", models_combine_projections_rules, &match_models_combine_projections, dpl::VisitOrder::OperandsFirst, /*visit_params=*/true};
+  static const dpl::PassDef pass{"models_combine_projections", "parallel projections x @ w_i^T (+ b_i) sharing x => one matmul (+ bias), split", "combine_projections.dpl",
+                                 models_combine_projections_rules, &match_models_combine_projections,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/true, {},
+                                 &dpl::compiled_sweep<&match_models_combine_projections, dpl::VisitOrder::OperandsFirst, true>};
   return pass;
 }
 

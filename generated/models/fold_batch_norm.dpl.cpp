@@ -9,12 +9,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_fold_batch_norm, rooted at a tuple item: the decision tree of its rules.
-int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule fold_conv_batch_norm (fold_batch_norm.dpl:14)
   // nn.batch_norm(conv: nn.conv2d(x, w, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void"), gamma, beta, mean, var, axis=1, epsilon=eps, center=True, scale=True, training=False)[0] => let s = multiply(gamma, rsqrt(add(var, const(eps)))); add(nn.conv2d(x, multiply(w, expand_dims(s, axis=[1, 2, 3])), **conv), expand_dims(subtract(beta, multiply(mean, s)), axis=[0, 2, 3]))
   if (root->kind() != dpl::NodeKind::TupleItem) return -1;
@@ -67,7 +68,9 @@ int match_models_fold_batch_norm_tuple_item(dpl::Rewriter& rewriter, dpl::Node* 
 }
 
 // Tries the rules of pass models_fold_batch_norm on `root`; returns the index of the rule that fired, or -1.
-int match_models_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (root->kind() == dpl::NodeKind::TupleItem) return match_models_fold_batch_norm_tuple_item(rewriter, root);
   return -1;
 }
@@ -79,7 +82,10 @@ constexpr dpl::RuleInfo models_fold_batch_norm_rules[] = {
 }  // namespace
 
 const dpl::PassDef& models_fold_batch_norm_pass() {
-  static const dpl::PassDef pass{"models_fold_batch_norm", "batch_norm(conv2d(x, w))[0] => conv2d(x, w * s) + (beta - mean * s), s = gamma / sqrt(var + eps)", "fold_batch_norm.dpl", models_fold_batch_norm_rules, &match_models_fold_batch_norm};
+  static const dpl::PassDef pass{"models_fold_batch_norm", "batch_norm(conv2d(x, w))[0] => conv2d(x, w * s) + (beta - mean * s), s = gamma / sqrt(var + eps)", "fold_batch_norm.dpl",
+                                 models_fold_batch_norm_rules, &match_models_fold_batch_norm,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, {},
+                                 &dpl::compiled_sweep<&match_models_fold_batch_norm, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

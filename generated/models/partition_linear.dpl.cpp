@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_partition_linear, rooted at nn.gelu: the decision tree of its rules.
-int match_models_partition_linear_nn_gelu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_linear_nn_gelu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "models.linear_bias_gelu" (partition_linear.dpl:13)
   // nn.gelu(add(matmul(x, permute_dims(w, axes=[1, 0])), b)) where w.rank == 2 && b.rank == 1
   if (!root->operand(0)->is_call_of(dpl::op::add)) return -1;
@@ -38,7 +39,7 @@ int match_models_partition_linear_nn_gelu(dpl::Rewriter& rewriter, dpl::Node* ro
 }
 
 // Pass models_partition_linear, rooted at add: the decision tree of its rules.
-int match_models_partition_linear_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_linear_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "models.linear_bias" (partition_linear.dpl:14)
   // add(matmul(x, permute_dims(w, axes=[1, 0])), b) where w.rank == 2 && b.rank == 1
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -62,7 +63,7 @@ int match_models_partition_linear_add(dpl::Rewriter& rewriter, dpl::Node* root) 
 }
 
 // Pass models_partition_linear, rooted at matmul: the decision tree of its rules.
-int match_models_partition_linear_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_linear_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
   // shared by models.gated_mlp, models.linear
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(1);
@@ -113,7 +114,9 @@ int match_models_partition_linear_matmul(dpl::Rewriter& rewriter, dpl::Node* roo
 }
 
 // Tries the rules of pass models_partition_linear on `root`; returns the index of the rule that fired, or -1.
-int match_models_partition_linear(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_partition_linear(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_gelu:
@@ -140,7 +143,10 @@ constexpr dpl::OpId models_partition_linear_root_ops[] = {dpl::op::add, dpl::op:
 }  // namespace
 
 const dpl::PassDef& models_partition_linear_pass() {
-  static const dpl::PassDef pass{"models_partition_linear", "x @ w^T (+ b) (+ gelu) => composite functions (a cuBLAS/CUTLASS-style pattern table)", "partition_linear.dpl", models_partition_linear_rules, &match_models_partition_linear, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_linear_root_ops};
+  static const dpl::PassDef pass{"models_partition_linear", "x @ w^T (+ b) (+ gelu) => composite functions (a cuBLAS/CUTLASS-style pattern table)", "partition_linear.dpl",
+                                 models_partition_linear_rules, &match_models_partition_linear,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_linear_root_ops,
+                                 &dpl::compiled_sweep<&match_models_partition_linear, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_partition_conv_bn, rooted at nn.relu: the decision tree of its rules.
-int match_models_partition_conv_bn_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_conv_bn_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "models.conv2d_bn_relu" (partition_resnet.dpl:8)
   // nn.relu(nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)[0])
   if (root->operand(0)->kind() != dpl::NodeKind::TupleItem) return -1;
@@ -27,7 +28,7 @@ int match_models_partition_conv_bn_nn_relu(dpl::Rewriter& rewriter, dpl::Node* r
 }
 
 // Pass models_partition_conv_bn, rooted at nn.batch_norm: the decision tree of its rules.
-int match_models_partition_conv_bn_nn_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_conv_bn_nn_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "models.conv2d_bn" (partition_resnet.dpl:9)
   // nn.batch_norm(nn.conv2d(data, weight), gamma, beta, mean, var)
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
@@ -38,7 +39,9 @@ int match_models_partition_conv_bn_nn_batch_norm(dpl::Rewriter& rewriter, dpl::N
 }
 
 // Tries the rules of pass models_partition_conv_bn on `root`; returns the index of the rule that fired, or -1.
-int match_models_partition_conv_bn(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_partition_conv_bn(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
@@ -61,7 +64,10 @@ constexpr dpl::OpId models_partition_conv_bn_root_ops[] = {dpl::op::nn_relu, dpl
 }  // namespace
 
 const dpl::PassDef& models_partition_conv_bn_pass() {
-  static const dpl::PassDef pass{"models_partition_conv_bn", "conv2d + batch_norm (+ relu) => composite functions (ResNet-50: 33 + 20)", "partition_resnet.dpl", models_partition_conv_bn_rules, &match_models_partition_conv_bn, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_conv_bn_root_ops};
+  static const dpl::PassDef pass{"models_partition_conv_bn", "conv2d + batch_norm (+ relu) => composite functions (ResNet-50: 33 + 20)", "partition_resnet.dpl",
+                                 models_partition_conv_bn_rules, &match_models_partition_conv_bn,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_conv_bn_root_ops,
+                                 &dpl::compiled_sweep<&match_models_partition_conv_bn, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

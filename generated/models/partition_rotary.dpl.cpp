@@ -8,12 +8,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_partition_rotary, rooted at add: the decision tree of its rules.
-int match_models_partition_rotary_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_partition_rotary_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "models.rotary_embedding" (partition_rotary.dpl:9)
   // add(multiply(x: Tensor[(b, h, s, d)], cos), multiply(concat((negative(strided_slice(x, axes=[3], begin=m): Tensor[(b, h, s, half)]), strided_slice(x, axes=[3], begin=[0], end=m)), axis=-1), sin)) where d == half * 2
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -67,7 +68,9 @@ int match_models_partition_rotary_add(dpl::Rewriter& rewriter, dpl::Node* root) 
 }
 
 // Tries the rules of pass models_partition_rotary on `root`; returns the index of the rule that fired, or -1.
-int match_models_partition_rotary(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_partition_rotary(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -87,7 +90,10 @@ constexpr dpl::OpId models_partition_rotary_root_ops[] = {dpl::op::add};
 }  // namespace
 
 const dpl::PassDef& models_partition_rotary_pass() {
-  static const dpl::PassDef pass{"models_partition_rotary", "x * cos + rotate_half(x) * sin => composite functions (a fused RoPE kernel)", "partition_rotary.dpl", models_partition_rotary_rules, &match_models_partition_rotary, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_rotary_root_ops};
+  static const dpl::PassDef pass{"models_partition_rotary", "x * cos + rotate_half(x) * sin => composite functions (a fused RoPE kernel)", "partition_rotary.dpl",
+                                 models_partition_rotary_rules, &match_models_partition_rotary,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, models_partition_rotary_root_ops,
+                                 &dpl::compiled_sweep<&match_models_partition_rotary, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_pool_before_relu, rooted at nn.max_pool2d: the decision tree of its rules.
-int match_models_pool_before_relu_nn_max_pool2d(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_pool_before_relu_nn_max_pool2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule pool_before_relu (pool_before_relu.dpl:8)
   // pool: nn.max_pool2d(r: nn.relu(x)) where r.uses == 1 => nn.relu(nn.max_pool2d(x, **pool))
   if (!root->operand(0)->is_call_of(dpl::op::nn_relu)) return -1;
@@ -27,7 +28,9 @@ int match_models_pool_before_relu_nn_max_pool2d(dpl::Rewriter& rewriter, dpl::No
 }
 
 // Tries the rules of pass models_pool_before_relu on `root`; returns the index of the rule that fired, or -1.
-int match_models_pool_before_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_pool_before_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_max_pool2d:
@@ -47,7 +50,10 @@ constexpr dpl::OpId models_pool_before_relu_root_ops[] = {dpl::op::nn_max_pool2d
 }  // namespace
 
 const dpl::PassDef& models_pool_before_relu_pass() {
-  static const dpl::PassDef pass{"models_pool_before_relu", "max_pool2d(relu(x)) => relu(max_pool2d(x))", "pool_before_relu.dpl", models_pool_before_relu_rules, &match_models_pool_before_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_pool_before_relu_root_ops};
+  static const dpl::PassDef pass{"models_pool_before_relu", "max_pool2d(relu(x)) => relu(max_pool2d(x))", "pool_before_relu.dpl",
+                                 models_pool_before_relu_rules, &match_models_pool_before_relu,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_pool_before_relu_root_ops,
+                                 &dpl::compiled_sweep<&match_models_pool_before_relu, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

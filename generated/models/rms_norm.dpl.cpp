@@ -8,12 +8,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_fuse_rms_norm, rooted at multiply: the decision tree of its rules.
-int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
   do {
     // rule rms_norm (rms_norm.dpl:8), alternative 1 of 2
     // multiply(w, multiply(x, rsqrt(add(mean(power(x, const(2.0)), axis=[-1], keepdims=True), eps: const)))) where eps.rank == 0 && w.rank == 1 && w.shape[0] == x.shape[-1] => nn.rms_norm(x, w, axes=[-1], epsilon=eps.value)
@@ -110,7 +111,9 @@ int match_models_fuse_rms_norm_multiply(dpl::Rewriter& rewriter, dpl::Node* root
 }
 
 // Tries the rules of pass models_fuse_rms_norm on `root`; returns the index of the rule that fired, or -1.
-int match_models_fuse_rms_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_fuse_rms_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
@@ -130,7 +133,10 @@ constexpr dpl::OpId models_fuse_rms_norm_root_ops[] = {dpl::op::multiply};
 }  // namespace
 
 const dpl::PassDef& models_fuse_rms_norm_pass() {
-  static const dpl::PassDef pass{"models_fuse_rms_norm", "w * (x * rsqrt(mean(x^2, axis=-1) + eps)) => nn.rms_norm", "rms_norm.dpl", models_fuse_rms_norm_rules, &match_models_fuse_rms_norm, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_rms_norm_root_ops};
+  static const dpl::PassDef pass{"models_fuse_rms_norm", "w * (x * rsqrt(mean(x^2, axis=-1) + eps)) => nn.rms_norm", "rms_norm.dpl",
+                                 models_fuse_rms_norm_rules, &match_models_fuse_rms_norm,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_rms_norm_root_ops,
+                                 &dpl::compiled_sweep<&match_models_fuse_rms_norm, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

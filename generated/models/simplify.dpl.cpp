@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_simplify, rooted at multiply: the decision tree of its rules.
-int match_models_simplify_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_simplify_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule multiply_by_one (simplify.dpl:7)
   // multiply(x, const(1)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -27,7 +28,7 @@ int match_models_simplify_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass models_simplify, rooted at add: the decision tree of its rules.
-int match_models_simplify_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_simplify_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule add_zero (simplify.dpl:8)
   // add(x, const(0)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -43,7 +44,9 @@ int match_models_simplify_add(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Tries the rules of pass models_simplify on `root`; returns the index of the rule that fired, or -1.
-int match_models_simplify(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_simplify(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
@@ -66,7 +69,10 @@ constexpr dpl::OpId models_simplify_root_ops[] = {dpl::op::add, dpl::op::multipl
 }  // namespace
 
 const dpl::PassDef& models_simplify_pass() {
-  static const dpl::PassDef pass{"models_simplify", "x * 1 => x, x + 0 => x", "simplify.dpl", models_simplify_rules, &match_models_simplify, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_simplify_root_ops};
+  static const dpl::PassDef pass{"models_simplify", "x * 1 => x, x + 0 => x", "simplify.dpl",
+                                 models_simplify_rules, &match_models_simplify,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_simplify_root_ops,
+                                 &dpl::compiled_sweep<&match_models_simplify, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -10,12 +10,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass models_fuse_attention, rooted at permute_dims: the decision tree of its rules.
-int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
   // shared by attention_with_mask, attention_without_mask, cancel_head_transposes
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
   if (!root->operand(0)->is_call()) return -1;
@@ -131,7 +132,7 @@ int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node*
 }
 
 // Pass models_fuse_attention, rooted at nn.attention: the decision tree of its rules.
-int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule attention_grouped_query (transformer_attention.dpl:47)
   // nn.attention(q, permute_dims(reshape(broadcast_to(expand_dims(k: Tensor[(b, kv_heads, s, dk)], axis=[2]), _): Tensor[(b, kv_heads, r, s, dk)], _): Tensor[(b, kv_heads * r, s, dk)], axes=[0, 2, 1, 3]), permute_dims(reshape(broadcast_to(expand_dims(v: Tensor[(b, kv_heads, s, dv)], axis=[2]), _): Tensor[(b, kv_heads, r, s, dv)], _): Tensor[(b, kv_heads * r, s, dv)], axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws) => nn.attention(q, permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=sc, causal_mask=cm, window_size=ws)
   if (root->num_operands() != 4) return -1;
@@ -226,7 +227,9 @@ int match_models_fuse_attention_nn_attention(dpl::Rewriter& rewriter, dpl::Node*
 }
 
 // Tries the rules of pass models_fuse_attention on `root`; returns the index of the rule that fired, or -1.
-int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_models_fuse_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::permute_dims:
@@ -251,7 +254,10 @@ constexpr dpl::OpId models_fuse_attention_root_ops[] = {dpl::op::permute_dims, d
 }  // namespace
 
 const dpl::PassDef& models_fuse_attention_pass() {
-  static const dpl::PassDef pass{"models_fuse_attention", "written-out attention (BNSH, with or without mask) => nn.attention, grouped-query aware", "transformer_attention.dpl", models_fuse_attention_rules, &match_models_fuse_attention, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_attention_root_ops};
+  static const dpl::PassDef pass{"models_fuse_attention", "written-out attention (BNSH, with or without mask) => nn.attention, grouped-query aware", "transformer_attention.dpl",
+                                 models_fuse_attention_rules, &match_models_fuse_attention,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, models_fuse_attention_root_ops,
+                                 &dpl::compiled_sweep<&match_models_fuse_attention, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -10,12 +10,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed000_attention, rooted at permute_dims: the decision tree of its rules.
-int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule fuse_attention (attention.dpl:16)
   // permute_dims(reshape(matmul(nn.softmax(multiply(matmul(reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, s, _)], permute_dims(reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], axes=[0, 2, 1]), out_dtype="void"), sc: const), axis=-1), reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], out_dtype="void"), _), axes=[0, 2, 1, 3]): Tensor[(b, s, n, _)] where sc.rank == 0 => nn.attention(q, k, v, scale=sc.value)
   static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
@@ -122,7 +123,9 @@ int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* roo
 }
 
 // Tries the rules of pass seed000_attention on `root`; returns the index of the rule that fired, or -1.
-int match_seed000_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed000_attention(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::permute_dims:
@@ -142,7 +145,10 @@ constexpr dpl::OpId seed000_attention_root_ops[] = {dpl::op::permute_dims};
 }  // namespace
 
 const dpl::PassDef& seed000_attention_pass() {
-  static const dpl::PassDef pass{"seed000_attention", "softmax(Q K^T * scale) V written out in 3-D => nn.attention(Q, K, V, scale) (seed 000)", "attention.dpl", seed000_attention_rules, &match_seed000_attention, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_attention_root_ops};
+  static const dpl::PassDef pass{"seed000_attention", "softmax(Q K^T * scale) V written out in 3-D => nn.attention(Q, K, V, scale) (seed 000)", "attention.dpl",
+                                 seed000_attention_rules, &match_seed000_attention,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed000_attention_root_ops,
+                                 &dpl::compiled_sweep<&match_seed000_attention, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

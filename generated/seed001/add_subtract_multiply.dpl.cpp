@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed001_partition, rooted at multiply: the decision tree of its rules.
-int match_seed001_partition_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed001_partition_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "ccompiler.add_subtract_multiply" (add_subtract_multiply.dpl:7)
   // multiply(add(x: var(), y: var()), subtract(x, y))
   const int order1 = root->operand(0)->is_call_of(dpl::op::add) ? 0 : 1;
@@ -34,7 +35,9 @@ int match_seed001_partition_multiply(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Tries the rules of pass seed001_partition on `root`; returns the index of the rule that fired, or -1.
-int match_seed001_partition(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed001_partition(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::multiply:
@@ -52,7 +55,7 @@ constexpr dpl::RuleInfo seed001_partition_rules[] = {
 constexpr dpl::OpId seed001_partition_root_ops[] = {dpl::op::multiply};
 
 // Pass seed001_difference_of_squares, rooted at a composite call: the decision tree of its rules.
-int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule difference_of_squares (add_subtract_multiply.dpl:11)
   // composite("ccompiler.add_subtract_multiply")(x, y) => subtract(multiply(x, x), multiply(y, y))
   if (root->num_operands() != 2 || rewriter.composite_of(root) != "ccompiler.add_subtract_multiply") return -1;
@@ -67,7 +70,9 @@ int match_seed001_difference_of_squares_composite_call(dpl::Rewriter& rewriter, 
 }
 
 // Tries the rules of pass seed001_difference_of_squares on `root`; returns the index of the rule that fired, or -1.
-int match_seed001_difference_of_squares(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed001_difference_of_squares(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (root->kind() == dpl::NodeKind::FuncCall) return match_seed001_difference_of_squares_composite_call(rewriter, root);
   return -1;
 }
@@ -79,12 +84,18 @@ constexpr dpl::RuleInfo seed001_difference_of_squares_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed001_partition_pass() {
-  static const dpl::PassDef pass{"seed001_partition", "(x + y) * (x - y) => a call of composite ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl", seed001_partition_rules, &match_seed001_partition, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed001_partition_root_ops};
+  static const dpl::PassDef pass{"seed001_partition", "(x + y) * (x - y) => a call of composite ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl",
+                                 seed001_partition_rules, &match_seed001_partition,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed001_partition_root_ops,
+                                 &dpl::compiled_sweep<&match_seed001_partition, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 
 const dpl::PassDef& seed001_difference_of_squares_pass() {
-  static const dpl::PassDef pass{"seed001_difference_of_squares", "composite ccompiler.add_subtract_multiply(x, y) => x * x - y * y", "add_subtract_multiply.dpl", seed001_difference_of_squares_rules, &match_seed001_difference_of_squares};
+  static const dpl::PassDef pass{"seed001_difference_of_squares", "composite ccompiler.add_subtract_multiply(x, y) => x * x - y * y", "add_subtract_multiply.dpl",
+                                 seed001_difference_of_squares_rules, &match_seed001_difference_of_squares,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, {},
+                                 &dpl::compiled_sweep<&match_seed001_difference_of_squares, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -10,6 +10,7 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
@@ -161,7 +162,7 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass seed002_combine_branches, rooted at any other node: the decision tree of its rules.
-int match_seed002_combine_branches_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed002_combine_branches_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
   do {
     // rule combine_bias_add (combine_branches.dpl:5)
     if (rule_combine_bias_add(rewriter, root)) return 0;
@@ -172,7 +173,9 @@ int match_seed002_combine_branches_any_node(dpl::Rewriter& rewriter, dpl::Node* 
 }
 
 // Tries the rules of pass seed002_combine_branches on `root`; returns the index of the rule that fired, or -1.
-int match_seed002_combine_branches(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed002_combine_branches(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_branches_any_node(rewriter, root);
 }
 
@@ -184,7 +187,10 @@ constexpr dpl::RuleInfo seed002_combine_branches_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed002_combine_branches_pass() {
-  static const dpl::PassDef pass{"seed002_combine_branches", "parallel matmul + bias / relu(matmul) branches => one branch, split (seed 002)", "combine_branches.dpl", seed002_combine_branches_rules, &match_seed002_combine_branches, dpl::VisitOrder::OperandsFirst, /*visit_params=*/true};
+  static const dpl::PassDef pass{"seed002_combine_branches", "parallel matmul + bias / relu(matmul) branches => one branch, split (seed 002)", "combine_branches.dpl",
+                                 seed002_combine_branches_rules, &match_seed002_combine_branches,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/true, {},
+                                 &dpl::compiled_sweep<&match_seed002_combine_branches, dpl::VisitOrder::OperandsFirst, true>};
   return pass;
 }
 

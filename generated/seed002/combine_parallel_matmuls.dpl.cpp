@@ -10,6 +10,7 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
@@ -135,7 +136,7 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass seed002_combine_parallel_matmuls, rooted at any other node: the decision tree of its rules.
-int match_seed002_combine_parallel_matmuls_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed002_combine_parallel_matmuls_any_node(dpl::Rewriter& rewriter, dpl::Node* root) {
   do {
     // rule combine_constant_weights (combine_parallel_matmuls.dpl:7)
     if (rule_combine_constant_weights(rewriter, root)) return 0;
@@ -146,7 +147,9 @@ int match_seed002_combine_parallel_matmuls_any_node(dpl::Rewriter& rewriter, dpl
 }
 
 // Tries the rules of pass seed002_combine_parallel_matmuls on `root`; returns the index of the rule that fired, or -1.
-int match_seed002_combine_parallel_matmuls(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed002_combine_parallel_matmuls(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_parallel_matmuls_any_node(rewriter, root);
 }
 
@@ -158,7 +161,10 @@ constexpr dpl::RuleInfo seed002_combine_parallel_matmuls_rules[] = {
 }  // namespace
 
 const dpl::PassDef& seed002_combine_parallel_matmuls_pass() {
-  static const dpl::PassDef pass{"seed002_combine_parallel_matmuls", "all N >= 2 matmuls x @ w_i sharing x => one matmul, split (seed 002)", "combine_parallel_matmuls.dpl", seed002_combine_parallel_matmuls_rules, &match_seed002_combine_parallel_matmuls, dpl::VisitOrder::OperandsFirst, /*visit_params=*/true};
+  static const dpl::PassDef pass{"seed002_combine_parallel_matmuls", "all N >= 2 matmuls x @ w_i sharing x => one matmul, split (seed 002)", "combine_parallel_matmuls.dpl",
+                                 seed002_combine_parallel_matmuls_rules, &match_seed002_combine_parallel_matmuls,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/true, {},
+                                 &dpl::compiled_sweep<&match_seed002_combine_parallel_matmuls, dpl::VisitOrder::OperandsFirst, true>};
   return pass;
 }
 

@@ -10,6 +10,7 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
@@ -79,14 +80,16 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass seed002_combine_qkv, rooted at matmul: the decision tree of its rules.
-int match_seed002_combine_qkv_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed002_combine_qkv_matmul(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule combine_qkv (combine_qkv.dpl:6)
   if (rule_combine_qkv(rewriter, root)) return 0;
   return -1;
 }
 
 // Tries the rules of pass seed002_combine_qkv on `root`; returns the index of the rule that fired, or -1.
-int match_seed002_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed002_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::matmul:
@@ -106,7 +109,10 @@ constexpr dpl::OpId seed002_combine_qkv_root_ops[] = {dpl::op::matmul};
 }  // namespace
 
 const dpl::PassDef& seed002_combine_qkv_pass() {
-  static const dpl::PassDef pass{"seed002_combine_qkv", "q, k, v = x @ wq, x @ wk, x @ wv => one matmul of x with concat(wq, wk, wv), split (seed 002)", "combine_qkv.dpl", seed002_combine_qkv_rules, &match_seed002_combine_qkv, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed002_combine_qkv_root_ops};
+  static const dpl::PassDef pass{"seed002_combine_qkv", "q, k, v = x @ wq, x @ wk, x @ wv => one matmul of x with concat(wq, wk, wv), split (seed 002)", "combine_qkv.dpl",
+                                 seed002_combine_qkv_rules, &match_seed002_combine_qkv,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed002_combine_qkv_root_ops,
+                                 &dpl::compiled_sweep<&match_seed002_combine_qkv, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_add_or_subtract_zero, rooted at add: the decision tree of its rules.
-int match_seed004_add_or_subtract_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_add_or_subtract_zero_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 1 of 2
   // add(x, const(0)) => x
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -27,7 +28,7 @@ int match_seed004_add_or_subtract_zero_add(dpl::Rewriter& rewriter, dpl::Node* r
 }
 
 // Pass seed004_add_or_subtract_zero, rooted at subtract: the decision tree of its rules.
-int match_seed004_add_or_subtract_zero_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_add_or_subtract_zero_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule add_or_subtract_zero (add_or_subtract.dpl:5), alternative 2 of 2
   // subtract(x, const(0)) => x
   if (root->operand(1)->kind() != dpl::NodeKind::Constant) return -1;
@@ -41,7 +42,9 @@ int match_seed004_add_or_subtract_zero_subtract(dpl::Rewriter& rewriter, dpl::No
 }
 
 // Tries the rules of pass seed004_add_or_subtract_zero on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_add_or_subtract_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_add_or_subtract_zero(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -63,7 +66,10 @@ constexpr dpl::OpId seed004_add_or_subtract_zero_root_ops[] = {dpl::op::add, dpl
 }  // namespace
 
 const dpl::PassDef& seed004_add_or_subtract_zero_pass() {
-  static const dpl::PassDef pass{"seed004_add_or_subtract_zero", "x + 0, 0 + x, x - 0 => x (seed 004, one of two ops)", "add_or_subtract.dpl", seed004_add_or_subtract_zero_rules, &match_seed004_add_or_subtract_zero, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_add_or_subtract_zero_root_ops};
+  static const dpl::PassDef pass{"seed004_add_or_subtract_zero", "x + 0, 0 + x, x - 0 => x (seed 004, one of two ops)", "add_or_subtract.dpl",
+                                 seed004_add_or_subtract_zero_rules, &match_seed004_add_or_subtract_zero,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_add_or_subtract_zero_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_add_or_subtract_zero, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

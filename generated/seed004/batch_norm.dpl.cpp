@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_fold_batch_norm, rooted at add: the decision tree of its rules.
-int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule fold_batch_norm (batch_norm.dpl:8)
   // add(divide(multiply(gamma: Tensor[(c,)], subtract(x: Tensor[(_, c)], mean: Tensor[(c,)])), sqrt(add(var: Tensor[(c,)], eps: const))), beta: Tensor[(c,)]) where eps.rank == 0 => nn.batch_norm(x, gamma, beta, mean, var, axis=1, epsilon=eps.value, training=False)[0]
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -78,7 +79,9 @@ int match_seed004_fold_batch_norm_add(dpl::Rewriter& rewriter, dpl::Node* root) 
 }
 
 // Tries the rules of pass seed004_fold_batch_norm on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_fold_batch_norm(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -98,7 +101,10 @@ constexpr dpl::OpId seed004_fold_batch_norm_root_ops[] = {dpl::op::add};
 }  // namespace
 
 const dpl::PassDef& seed004_fold_batch_norm_pass() {
-  static const dpl::PassDef pass{"seed004_fold_batch_norm", "gamma * (x - mean) / sqrt(var + eps) + beta => batch_norm (seed 004, rewriting)", "batch_norm.dpl", seed004_fold_batch_norm_rules, &match_seed004_fold_batch_norm, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_fold_batch_norm_root_ops};
+  static const dpl::PassDef pass{"seed004_fold_batch_norm", "gamma * (x - mean) / sqrt(var + eps) + beta => batch_norm (seed 004, rewriting)", "batch_norm.dpl",
+                                 seed004_fold_batch_norm_rules, &match_seed004_fold_batch_norm,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_fold_batch_norm_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_fold_batch_norm, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_constant_conv_bias_to_add, rooted at nn.bias_add: the decision tree of its rules.
-int match_seed004_constant_conv_bias_to_add_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_constant_conv_bias_to_add_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule constant_conv_bias_to_add (constant.dpl:6)
   // nn.bias_add(c: nn.conv2d(_, const), b, axis=1) => add(c, expand_dims(b, axis=[1, 2]))
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
@@ -29,7 +30,9 @@ int match_seed004_constant_conv_bias_to_add_nn_bias_add(dpl::Rewriter& rewriter,
 }
 
 // Tries the rules of pass seed004_constant_conv_bias_to_add on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_constant_conv_bias_to_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_bias_add:
@@ -49,7 +52,10 @@ constexpr dpl::OpId seed004_constant_conv_bias_to_add_root_ops[] = {dpl::op::nn_
 }  // namespace
 
 const dpl::PassDef& seed004_constant_conv_bias_to_add_pass() {
-  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)", "constant.dpl", seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_constant_conv_bias_to_add_root_ops};
+  static const dpl::PassDef pass{"seed004_constant_conv_bias_to_add", "bias_add(conv2d(x, const), b) => add(conv2d, b as (C, 1, 1)) (seed 004)", "constant.dpl",
+                                 seed004_constant_conv_bias_to_add_rules, &match_seed004_constant_conv_bias_to_add,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_constant_conv_bias_to_add_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_constant_conv_bias_to_add, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -9,12 +9,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_nhwc_conv2d_to_nchw, rooted at nn.conv2d: the decision tree of its rules.
-int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
   // c: nn.conv2d(x, w, data_layout="NHWC", out_layout=None) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", **c), axes=[0, 2, 3, 1])
   static const dpl::AttrValue data_layout_value = std::string("NHWC");
@@ -38,7 +39,9 @@ int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
 }
 
 // Tries the rules of pass seed004_nhwc_conv2d_to_nchw on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_nhwc_conv2d_to_nchw(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_conv2d:
@@ -58,7 +61,10 @@ constexpr dpl::OpId seed004_nhwc_conv2d_to_nchw_root_ops[] = {dpl::op::nn_conv2d
 }  // namespace
 
 const dpl::PassDef& seed004_nhwc_conv2d_to_nchw_pass() {
-  static const dpl::PassDef pass{"seed004_nhwc_conv2d_to_nchw", "conv2d NHWC => transpose, conv2d NCHW, transpose (seed 004, data_layout attribute)", "data_layout.dpl", seed004_nhwc_conv2d_to_nchw_rules, &match_seed004_nhwc_conv2d_to_nchw, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_nhwc_conv2d_to_nchw_root_ops};
+  static const dpl::PassDef pass{"seed004_nhwc_conv2d_to_nchw", "conv2d NHWC => transpose, conv2d NCHW, transpose (seed 004, data_layout attribute)", "data_layout.dpl",
+                                 seed004_nhwc_conv2d_to_nchw_rules, &match_seed004_nhwc_conv2d_to_nchw,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_nhwc_conv2d_to_nchw_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_nhwc_conv2d_to_nchw, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_relu_plus_leaky_relu, rooted at add: the decision tree of its rules.
-int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule relu_plus_leaky_relu (diamond.dpl:6)
   // add(nn.relu(c: nn.conv2d(var(), var())), nn.leaky_relu(c, alpha=a)) => multiply(nn.leaky_relu(c, alpha=a / 2), const(2.0))
   const int order1 = root->operand(0)->is_call_of(dpl::op::nn_leaky_relu) ? 0 : 1;
@@ -36,7 +37,9 @@ int match_seed004_relu_plus_leaky_relu_add(dpl::Rewriter& rewriter, dpl::Node* r
 }
 
 // Tries the rules of pass seed004_relu_plus_leaky_relu on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_relu_plus_leaky_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -56,7 +59,10 @@ constexpr dpl::OpId seed004_relu_plus_leaky_relu_root_ops[] = {dpl::op::add};
 }  // namespace
 
 const dpl::PassDef& seed004_relu_plus_leaky_relu_pass() {
-  static const dpl::PassDef pass{"seed004_relu_plus_leaky_relu", "relu(c) + leaky_relu(c, a) => 2 * leaky_relu(c, a / 2) (seed 004, diamond)", "diamond.dpl", seed004_relu_plus_leaky_relu_rules, &match_seed004_relu_plus_leaky_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_relu_plus_leaky_relu_root_ops};
+  static const dpl::PassDef pass{"seed004_relu_plus_leaky_relu", "relu(c) + leaky_relu(c, a) => 2 * leaky_relu(c, a / 2) (seed 004, diamond)", "diamond.dpl",
+                                 seed004_relu_plus_leaky_relu_rules, &match_seed004_relu_plus_leaky_relu,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_relu_plus_leaky_relu_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_relu_plus_leaky_relu, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

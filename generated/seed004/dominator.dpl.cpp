@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_partition_conv_elementwise_add, rooted at add: the decision tree of its rules.
-int match_seed004_partition_conv_elementwise_add_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_partition_conv_elementwise_add_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "seed004.conv2d_elementwise_add" (dominator.dpl:9)
   // dominates(nn.conv2d(var(), var()), elementwise, add(_, _))
   static const dpl::OpId path_ops1[] = {dpl::op::exp, dpl::op::log, dpl::op::sqrt, dpl::op::rsqrt, dpl::op::negative, dpl::op::abs, dpl::op::tanh, dpl::op::sigmoid, dpl::op::erf, dpl::op::cos, dpl::op::sin, dpl::op::logical_not, dpl::op::astype, dpl::op::clip, dpl::op::nn_relu, dpl::op::nn_leaky_relu, dpl::op::nn_gelu, dpl::op::nn_gelu_tanh, dpl::op::nn_silu, dpl::op::full, dpl::op::zeros, dpl::op::ones, dpl::op::triu, dpl::op::tril};
@@ -29,7 +30,9 @@ int match_seed004_partition_conv_elementwise_add_add(dpl::Rewriter& rewriter, dp
 }
 
 // Tries the rules of pass seed004_partition_conv_elementwise_add on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_partition_conv_elementwise_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_partition_conv_elementwise_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -49,7 +52,10 @@ constexpr dpl::OpId seed004_partition_conv_elementwise_add_root_ops[] = {dpl::op
 }  // namespace
 
 const dpl::PassDef& seed004_partition_conv_elementwise_add_pass() {
-  static const dpl::PassDef pass{"seed004_partition_conv_elementwise_add", "conv2d -> elementwise paths -> add => composite (seed 004, dominator)", "dominator.dpl", seed004_partition_conv_elementwise_add_rules, &match_seed004_partition_conv_elementwise_add, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_elementwise_add_root_ops};
+  static const dpl::PassDef pass{"seed004_partition_conv_elementwise_add", "conv2d -> elementwise paths -> add => composite (seed 004, dominator)", "dominator.dpl",
+                                 seed004_partition_conv_elementwise_add_rules, &match_seed004_partition_conv_elementwise_add,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_elementwise_add_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_partition_conv_elementwise_add, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

@@ -9,12 +9,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_3x3_kernels_to_hwio, rooted at nn.conv2d: the decision tree of its rules.
-int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule kernel_3x3_to_hwio (kernel_size.dpl:8)
   // c: nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW") => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", **c)
   static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
@@ -40,7 +41,9 @@ int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::No
 }
 
 // Tries the rules of pass seed004_3x3_kernels_to_hwio on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_3x3_kernels_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_3x3_kernels_to_hwio(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_conv2d:
@@ -60,7 +63,10 @@ constexpr dpl::OpId seed004_3x3_kernels_to_hwio_root_ops[] = {dpl::op::nn_conv2d
 }  // namespace
 
 const dpl::PassDef& seed004_3x3_kernels_to_hwio_pass() {
-  static const dpl::PassDef pass{"seed004_3x3_kernels_to_hwio", "conv2d with a 3x3 OIHW weight => HWIO weight (seed 004, kernel size)", "kernel_size.dpl", seed004_3x3_kernels_to_hwio_rules, &match_seed004_3x3_kernels_to_hwio, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_3x3_kernels_to_hwio_root_ops};
+  static const dpl::PassDef pass{"seed004_3x3_kernels_to_hwio", "conv2d with a 3x3 OIHW weight => HWIO weight (seed 004, kernel size)", "kernel_size.dpl",
+                                 seed004_3x3_kernels_to_hwio_rules, &match_seed004_3x3_kernels_to_hwio,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_3x3_kernels_to_hwio_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_3x3_kernels_to_hwio, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

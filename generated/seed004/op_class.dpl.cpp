@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_binary_op_of_transposes, rooted at add, multiply, maximum, minimum, equal, not_equal, logical_and, logical_or, bitwise_and, bitwise_or: the decision tree of its rules.
-int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule binary_op_of_transposes (op_class.dpl:10), alternatives 1, 3, 7, 8, 9, 10, 15, 16, 17, 18 of 20 (they differ in the root op only)
   // r: (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y, **r), axes=a)
   for (int order1 = 0; order1 < 2; ++order1) {
@@ -41,7 +42,7 @@ int match_seed004_binary_op_of_transposes_add(dpl::Rewriter& rewriter, dpl::Node
 }
 
 // Pass seed004_binary_op_of_transposes, rooted at subtract, divide, floor_divide, power, less, less_equal, greater, greater_equal, nn.bias_add: the decision tree of its rules.
-int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule binary_op_of_transposes (op_class.dpl:10), alternatives 2, 4, 5, 6, 11, 12, 13, 14, 20 of 20 (they differ in the root op only)
   // r: (op: add | subtract | multiply | divide | floor_divide | power | maximum | minimum | equal | not_equal | less | less_equal | greater | greater_equal | logical_and | logical_or | bitwise_and | bitwise_or | broadcast_to | nn.bias_add)(permute_dims(x, axes=a), permute_dims(y, axes=a)) where x.rank == y.rank => permute_dims(op(x, y, **r), axes=a)
   if (!root->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
@@ -68,7 +69,9 @@ int match_seed004_binary_op_of_transposes_subtract(dpl::Rewriter& rewriter, dpl:
 }
 
 // Tries the rules of pass seed004_binary_op_of_transposes on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_binary_op_of_transposes(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::add:
@@ -107,7 +110,10 @@ constexpr dpl::OpId seed004_binary_op_of_transposes_root_ops[] = {dpl::op::add, 
 }  // namespace
 
 const dpl::PassDef& seed004_binary_op_of_transposes_pass() {
-  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)", "op_class.dpl", seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_binary_op_of_transposes_root_ops};
+  static const dpl::PassDef pass{"seed004_binary_op_of_transposes", "op(x^T, y^T) => op(x, y)^T for broadcast ops (seed 004, op class)", "op_class.dpl",
+                                 seed004_binary_op_of_transposes_rules, &match_seed004_binary_op_of_transposes,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_binary_op_of_transposes_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_binary_op_of_transposes, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

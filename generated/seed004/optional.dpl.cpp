@@ -9,12 +9,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_conv_block_global_pool, rooted at mean: the decision tree of its rules.
-int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node* root) {
   // shared by conv_block_global_mean_to_pool
   static const dpl::AttrValue axis_value = std::vector<int64_t>{2, 3};
   if (!root->operand(0)->is_call()) return -1;
@@ -52,7 +53,9 @@ int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node
 }
 
 // Tries the rules of pass seed004_conv_block_global_pool on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_conv_block_global_pool(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_conv_block_global_pool(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::mean:
@@ -72,7 +75,10 @@ constexpr dpl::OpId seed004_conv_block_global_pool_root_ops[] = {dpl::op::mean};
 }  // namespace
 
 const dpl::PassDef& seed004_conv_block_global_pool_pass() {
-  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)", "optional.dpl", seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_conv_block_global_pool_root_ops};
+  static const dpl::PassDef pass{"seed004_conv_block_global_pool", "mean(conv2d + bias_add (+ relu), H, W) => adaptive_avg_pool2d (seed 004)", "optional.dpl",
+                                 seed004_conv_block_global_pool_rules, &match_seed004_conv_block_global_pool,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_conv_block_global_pool_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_conv_block_global_pool, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

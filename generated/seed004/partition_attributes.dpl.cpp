@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_partition_one_layer, rooted at nn.relu: the decision tree of its rules.
-int match_seed004_partition_one_layer_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_partition_one_layer_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "one_layer" (partition_attributes.dpl:7)
   // nn.relu(nn.conv2d(_, _))
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
@@ -22,7 +23,9 @@ int match_seed004_partition_one_layer_nn_relu(dpl::Rewriter& rewriter, dpl::Node
 }
 
 // Tries the rules of pass seed004_partition_one_layer on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_partition_one_layer(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_partition_one_layer(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
@@ -42,7 +45,10 @@ constexpr dpl::OpId seed004_partition_one_layer_root_ops[] = {dpl::op::nn_relu};
 }  // namespace
 
 const dpl::PassDef& seed004_partition_one_layer_pass() {
-  static const dpl::PassDef pass{"seed004_partition_one_layer", "relu(conv2d(_, _)) => composite one_layer (seed 004, partition attributes)", "partition_attributes.dpl", seed004_partition_one_layer_rules, &match_seed004_partition_one_layer, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_one_layer_root_ops};
+  static const dpl::PassDef pass{"seed004_partition_one_layer", "relu(conv2d(_, _)) => composite one_layer (seed 004, partition attributes)", "partition_attributes.dpl",
+                                 seed004_partition_one_layer_rules, &match_seed004_partition_one_layer,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_one_layer_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_partition_one_layer, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

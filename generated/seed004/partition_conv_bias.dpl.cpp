@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_partition_conv_bias, rooted at nn.relu: the decision tree of its rules.
-int match_seed004_partition_conv_bias_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_partition_conv_bias_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "seed004.conv2d_bias_add_relu" (partition_conv_bias.dpl:7)
   // nn.relu(nn.bias_add(nn.conv2d(data, weight), bias))
   if (!root->operand(0)->is_call_of(dpl::op::nn_bias_add)) return -1;
@@ -24,7 +25,7 @@ int match_seed004_partition_conv_bias_nn_relu(dpl::Rewriter& rewriter, dpl::Node
 }
 
 // Pass seed004_partition_conv_bias, rooted at nn.bias_add: the decision tree of its rules.
-int match_seed004_partition_conv_bias_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_partition_conv_bias_nn_bias_add(dpl::Rewriter& rewriter, dpl::Node* root) {
   // partition "seed004.conv2d_bias_add" (partition_conv_bias.dpl:8)
   // nn.bias_add(nn.conv2d(data, weight), bias)
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
@@ -35,7 +36,9 @@ int match_seed004_partition_conv_bias_nn_bias_add(dpl::Rewriter& rewriter, dpl::
 }
 
 // Tries the rules of pass seed004_partition_conv_bias on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_partition_conv_bias(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_partition_conv_bias(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
@@ -58,7 +61,10 @@ constexpr dpl::OpId seed004_partition_conv_bias_root_ops[] = {dpl::op::nn_relu, 
 }  // namespace
 
 const dpl::PassDef& seed004_partition_conv_bias_pass() {
-  static const dpl::PassDef pass{"seed004_partition_conv_bias", "conv2d + bias_add (+ relu) => composite functions (seed 004, partition)", "partition_conv_bias.dpl", seed004_partition_conv_bias_rules, &match_seed004_partition_conv_bias, dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_bias_root_ops};
+  static const dpl::PassDef pass{"seed004_partition_conv_bias", "conv2d + bias_add (+ relu) => composite functions (seed 004, partition)", "partition_conv_bias.dpl",
+                                 seed004_partition_conv_bias_rules, &match_seed004_partition_conv_bias,
+                                 dpl::VisitOrder::UsersFirst, /*visit_params=*/false, seed004_partition_conv_bias_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_partition_conv_bias, dpl::VisitOrder::UsersFirst, false>};
   return pass;
 }
 

@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_decompose_batch_norm_relu, rooted at nn.relu: the decision tree of its rules.
-int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule decompose_batch_norm_relu (tuple_item.dpl:9)
   // nn.relu(nn.batch_norm(x: Tensor[(_, _, _, _)], gamma, beta, mean, var, axis=1, epsilon=1e-05, center=True, scale=True, training=False)[0]) => nn.relu(add(multiply(subtract(x, expand_dims(mean, axis=[1, 2])), expand_dims(multiply(gamma, rsqrt(add(var, const(9.999999747378752e-06)))), axis=[1, 2])), expand_dims(beta, axis=[1, 2])))
   if (root->operand(0)->kind() != dpl::NodeKind::TupleItem) return -1;
@@ -57,7 +58,9 @@ int match_seed004_decompose_batch_norm_relu_nn_relu(dpl::Rewriter& rewriter, dpl
 }
 
 // Tries the rules of pass seed004_decompose_batch_norm_relu on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_decompose_batch_norm_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::nn_relu:
@@ -77,7 +80,10 @@ constexpr dpl::OpId seed004_decompose_batch_norm_relu_root_ops[] = {dpl::op::nn_
 }  // namespace
 
 const dpl::PassDef& seed004_decompose_batch_norm_relu_pass() {
-  static const dpl::PassDef pass{"seed004_decompose_batch_norm_relu", "relu(batch_norm(x)[0]) => relu of the arithmetic (seed 004, tuple item)", "tuple_item.dpl", seed004_decompose_batch_norm_relu_rules, &match_seed004_decompose_batch_norm_relu, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_decompose_batch_norm_relu_root_ops};
+  static const dpl::PassDef pass{"seed004_decompose_batch_norm_relu", "relu(batch_norm(x)[0]) => relu of the arithmetic (seed 004, tuple item)", "tuple_item.dpl",
+                                 seed004_decompose_batch_norm_relu_rules, &match_seed004_decompose_batch_norm_relu,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_decompose_batch_norm_relu_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_decompose_batch_norm_relu, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

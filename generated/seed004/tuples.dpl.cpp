@@ -6,12 +6,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_flatten_concat, rooted at concat: the decision tree of its rules.
-int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   // shared by flatten_concat_left, flatten_concat_right
   if (root->operand(0)->kind() != dpl::NodeKind::Tuple) return -1;
   dpl::Node* tuple1 = root->operand(0);
@@ -56,7 +57,9 @@ int match_seed004_flatten_concat_concat(dpl::Rewriter& rewriter, dpl::Node* root
 }
 
 // Tries the rules of pass seed004_flatten_concat on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_flatten_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_flatten_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::concat:
@@ -77,7 +80,10 @@ constexpr dpl::OpId seed004_flatten_concat_root_ops[] = {dpl::op::concat};
 }  // namespace
 
 const dpl::PassDef& seed004_flatten_concat_pass() {
-  static const dpl::PassDef pass{"seed004_flatten_concat", "concat((concat((a, b)), c)) => concat((a, b, c)) (seed 004, tuple pattern)", "tuples.dpl", seed004_flatten_concat_rules, &match_seed004_flatten_concat, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_root_ops};
+  static const dpl::PassDef pass{"seed004_flatten_concat", "concat((concat((a, b)), c)) => concat((a, b, c)) (seed 004, tuple pattern)", "tuples.dpl",
+                                 seed004_flatten_concat_rules, &match_seed004_flatten_concat,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_flatten_concat, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -9,12 +9,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_types, rooted at astype: the decision tree of its rules.
-int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule astype_float32_noop (types.dpl:6)
   // astype(x: Tensor[_, float32], dtype="float32") => x
   static const dpl::AttrValue dtype_value = std::string("float32");
@@ -28,7 +29,7 @@ int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass seed004_types, rooted at reshape: the decision tree of its rules.
-int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule reshape_10x10_noop (types.dpl:8)
   // reshape(x: Tensor[(10, 10)], _): Tensor[(10, 10)] => x
   dpl::Node* tensor1 = root->operand(0);
@@ -48,7 +49,7 @@ int match_seed004_types_reshape(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Pass seed004_types, rooted at nn.relu: the decision tree of its rules.
-int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule conv2d_relu_1x32x28x28_to_nhwc (types.dpl:11)
   // nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None)): Tensor[(1, 32, 28, 28)] => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", **c)), axes=[0, 3, 1, 2])
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
@@ -83,7 +84,9 @@ int match_seed004_types_nn_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
 }
 
 // Tries the rules of pass seed004_types on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_types(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::astype:
@@ -109,7 +112,10 @@ constexpr dpl::OpId seed004_types_root_ops[] = {dpl::op::astype, dpl::op::nn_rel
 }  // namespace
 
 const dpl::PassDef& seed004_types_pass() {
-  static const dpl::PassDef pass{"seed004_types", "rewrites chosen by dtype and shape (seed 004, matching types)", "types.dpl", seed004_types_rules, &match_seed004_types, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_types_root_ops};
+  static const dpl::PassDef pass{"seed004_types", "rewrites chosen by dtype and shape (seed 004, matching types)", "types.dpl",
+                                 seed004_types_rules, &match_seed004_types,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_types_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_types, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

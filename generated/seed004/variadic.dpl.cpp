@@ -7,12 +7,13 @@
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 namespace dpl_passes {
 namespace {
 
 // Pass seed004_flatten_concat_any, rooted at concat: the decision tree of its rules.
-int match_seed004_flatten_concat_any_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
+[[gnu::noinline]] int match_seed004_flatten_concat_any_concat(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule flatten_first_field (variadic.dpl:8)
   // concat((concat((xs...), axis=k), ys...), axis=k) => concat((xs..., ys...), axis=k)
   if (root->operand(0)->kind() != dpl::NodeKind::Tuple) return -1;
@@ -38,7 +39,9 @@ int match_seed004_flatten_concat_any_concat(dpl::Rewriter& rewriter, dpl::Node* 
 }
 
 // Tries the rules of pass seed004_flatten_concat_any on `root`; returns the index of the rule that fired, or -1.
-int match_seed004_flatten_concat_any(dpl::Rewriter& rewriter, dpl::Node* root) {
+// Inlined into the pass's sweep (dpl::compiled_sweep) and its trees kept out of line: a node no rule is
+// rooted at costs the sweep this dispatch, not a call.
+[[gnu::always_inline]] inline int match_seed004_flatten_concat_any(dpl::Rewriter& rewriter, dpl::Node* root) {
   if (!root->is_call()) return -1;
   switch (root->op()) {
     case dpl::op::concat:
@@ -58,7 +61,10 @@ constexpr dpl::OpId seed004_flatten_concat_any_root_ops[] = {dpl::op::concat};
 }  // namespace
 
 const dpl::PassDef& seed004_flatten_concat_any_pass() {
-  static const dpl::PassDef pass{"seed004_flatten_concat_any", "concat((concat((xs...)), ys...)) => concat((xs..., ys...)) (seed 004, fuzzy)", "variadic.dpl", seed004_flatten_concat_any_rules, &match_seed004_flatten_concat_any, dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_any_root_ops};
+  static const dpl::PassDef pass{"seed004_flatten_concat_any", "concat((concat((xs...)), ys...)) => concat((xs..., ys...)) (seed 004, fuzzy)", "variadic.dpl",
+                                 seed004_flatten_concat_any_rules, &match_seed004_flatten_concat_any,
+                                 dpl::VisitOrder::OperandsFirst, /*visit_params=*/false, seed004_flatten_concat_any_root_ops,
+                                 &dpl::compiled_sweep<&match_seed004_flatten_concat_any, dpl::VisitOrder::OperandsFirst, false>};
   return pass;
 }
 

@@ -11,6 +11,7 @@
 #include "dpl/ir/analysis.h"
 #include "dpl/ir/builder.h"
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 #include "dpl/text/tvmscript.h"
 
 namespace dpl {
@@ -882,6 +883,111 @@ const PassDef kRegistryZ{"zz_registry_test", "second", "z.dpl", {}, record_visit
 const PassDef kRegistryA{"aa_registry_test", "first", "a.dpl", {}, record_visit};
 const PassRegistration kRegisterZ(kRegistryZ);
 const PassRegistration kRegisterA(kRegistryA);
+
+// --- a pass's own sweep (PassDef::sweep): the driver's loop instantiated with the matcher inlined, as dplc emits ---
+
+template <MatchFn Match, VisitOrder Order = VisitOrder::OperandsFirst, bool VisitParams = false>
+PassDef with_compiled_sweep(PassDef pass) {
+  pass.order = Order;
+  pass.visit_params = VisitParams;
+  pass.sweep = &compiled_sweep<Match, Order, VisitParams>;
+  return pass;
+}
+
+// What a pass did to a graph: the text it left, its statistics, its error, and the nodes it visited in order.
+struct SweepOutcome {
+  std::string text;
+  PassStats stats;
+  std::string error;
+  std::vector<std::string> visited;
+};
+
+SweepOutcome run_recorded(const PassDef& pass, void (*build)(Function&), const RunOptions& options) {
+  Function function("main");
+  build(function);
+  g_visited.clear();
+  const PassResult result = run_pass(pass, function, options);
+  SweepOutcome outcome{print_function(function), result.stats, result.error, {}};
+  for (const Node* node : g_visited) outcome.visited.push_back(std::to_string(node->id()));
+  return outcome;
+}
+
+void expect_same_outcome(const SweepOutcome& compiled, const SweepOutcome& looped) {
+  EXPECT_EQ(compiled.text, looped.text);
+  EXPECT_EQ(compiled.error, looped.error);
+  EXPECT_EQ(compiled.stats.nodes_visited, looped.stats.nodes_visited);
+  EXPECT_EQ(compiled.stats.rewrites, looped.stats.rewrites);
+  EXPECT_EQ(compiled.stats.fired, looped.stats.fired);
+  EXPECT_EQ(compiled.stats.nodes_removed, looped.stats.nodes_removed);
+  EXPECT_EQ(compiled.visited, looped.visited);
+}
+
+// x1 = x + x, x2 = x1 + x1, ... x8: each add doubles, and the doublings fold into one multiply as they cascade.
+void build_doublings(Function& function) {
+  Builder b(function);
+  Node* value = b.param("x", tensor_type({4, 4}));
+  for (int i = 1; i <= 8; ++i) {
+    value = b.call("add", {value, value});
+    value->set_name("x" + std::to_string(i));
+  }
+  b.output(value);
+}
+
+// exp, negative and a multiply by a constant sharing one parameter, added up: every kind of node a sweep skips.
+void build_mixed_kinds(Function& function) {
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  Node* unused = b.param("unused", tensor_type({8}));
+  (void)unused;
+  Node* a = b.call("exp", {x});
+  b.output(b.call("add", {b.call("negative", {a}), b.call("multiply", {a, b.scalar(3.0)})}));
+}
+
+TEST(CompiledSweep, RewritesACascadeAsTheDriversLoopDoes) {
+  const SweepOutcome compiled =
+      run_recorded(with_compiled_sweep<match_add_self_then_fold>(kCascadePass), build_doublings, verifying());
+  const SweepOutcome looped = run_recorded(kCascadePass, build_doublings, verifying());
+  ASSERT_EQ(looped.error, "");
+  EXPECT_GT(looped.stats.fired[1], 0u) << "the folds cascade";
+  expect_same_outcome(compiled, looped);
+}
+
+TEST(CompiledSweep, StopsAtTheBudgetWithTheDriversMessage) {
+  RunOptions options;
+  options.budget_per_node = 4;
+  auto build = [](Function& function) {
+    Builder b(function);
+    Node* y = b.call("multiply", {b.param("x", tensor_type({4})), b.scalar(2.0)});
+    y->set_name("y");
+    b.output(y);
+  };
+  const SweepOutcome compiled = run_recorded(with_compiled_sweep<match_undo>(kUndoPass), build, options);
+  const SweepOutcome looped = run_recorded(kUndoPass, build, options);
+  EXPECT_THAT(looped.error, HasSubstr("rewrite budget exhausted"));
+  expect_same_outcome(compiled, looped);
+}
+
+// The recording matcher under each visit order, with and without parameter visits: the same nodes in the same order.
+TEST(CompiledSweep, VisitsTheSameNodesInTheSameOrderForEachOrderAndParameterSetting) {
+  using enum VisitOrder;
+  const std::pair<PassDef, PassDef> variants[] = {
+      {with_compiled_sweep<record_visit, OperandsFirst, false>(kRecordPass), kRecordPass},
+      {with_compiled_sweep<record_visit, UsersFirst, false>(kRecordPass),
+       PassDef{kRecordPass.name, "", "", {}, record_visit, UsersFirst, false}},
+      {with_compiled_sweep<record_visit, OperandsFirst, true>(kRecordPass),
+       PassDef{kRecordPass.name, "", "", {}, record_visit, OperandsFirst, true}},
+      {with_compiled_sweep<record_visit, UsersFirst, true>(kRecordPass),
+       PassDef{kRecordPass.name, "", "", {}, record_visit, UsersFirst, true}},
+  };
+  for (const auto& [compiled, looped] : variants) {
+    SCOPED_TRACE(::testing::Message() << "users first: " << (looped.order == UsersFirst)
+                                      << ", parameters: " << looped.visit_params);
+    const SweepOutcome a = run_recorded(compiled, build_mixed_kinds, verifying());
+    const SweepOutcome b = run_recorded(looped, build_mixed_kinds, verifying());
+    EXPECT_EQ(b.visited.size(), looped.visit_params ? 5u : 4u) << "four calls, and the parameter in use";
+    expect_same_outcome(a, b);
+  }
+}
 
 TEST(PassRegistry, FindsRegisteredPassesAndListsThemSorted) {
   EXPECT_EQ(PassRegistry::find("aa_registry_test"), &kRegistryA);

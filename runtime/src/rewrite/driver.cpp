@@ -1,6 +1,7 @@
 // The rewrite driver: the worklist sweep, the Rewriter API that compiled matchers call, the pass registry and
 // the statistics table.
 #include "dpl/rewrite/driver.h"
+#include "dpl/rewrite/sweep.h"
 
 #include <algorithm>
 #include <array>
@@ -34,14 +35,6 @@ inline void collect_created(const Function& function, size_t known, std::vector<
   }
 }
 
-// Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
-// value; nodes nothing uses any more were replaced.
-bool worth_visiting(const Function& function, const Node* node, bool visit_params) {
-  if (node->kind() == NodeKind::Param && visit_params && !node->is_dead()) return node->num_users() > 0;
-  if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant || node->is_dead()) return false;
-  return node->num_users() > 0 || node == function.output();
-}
-
 // The sweep's worklist and visit flags, kept per thread from one pass to the next: for a 10^6-node graph the flags
 // are a megabyte, and glibc's free() of a chunk that large consolidates every small chunk freed before it
 // (measured: 11% of the transformer pass). A pass run from inside a pass (an extern rewriter) gets its own.
@@ -67,32 +60,6 @@ class SweepScratch {
   }
   Vectors own_;
   Vectors* shared_;
-};
-
-// The rules of the last rewrites, to name the culprits when the budget runs out.
-class RecentRules {
- public:
-  void add(int rule) { ring_[count_++ % ring_.size()] = rule; }
-
-  // "mul_to_add (128), add_to_mul (128)": the rules that fired most among the last rewrites.
-  std::string most_frequent(std::span<const std::string> rule_names, size_t limit) const {
-    std::map<int, uint64_t> per_rule;
-    const size_t n = std::min<size_t>(count_, ring_.size());
-    for (size_t i = 0; i < n; ++i) ++per_rule[ring_[i]];
-    std::vector<std::pair<int, uint64_t>> ranked(per_rule.begin(), per_rule.end());
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::string text;
-    for (size_t i = 0; i < ranked.size() && i < limit; ++i) {
-      if (!text.empty()) text += ", ";
-      text += fmt::format("{} ({})", rule_names[static_cast<size_t>(ranked[i].first)], ranked[i].second);
-    }
-    return text;
-  }
-  size_t window() const { return std::min<size_t>(count_, ring_.size()); }
-
- private:
-  std::array<int, 256> ring_;  // only the first min(count_, 256) are read: not cleared per function
-  size_t count_ = 0;
 };
 
 std::string format_duration(double seconds) {
@@ -415,6 +382,86 @@ void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::
 
 // --- the sweep ---
 
+std::string detail::RecentRules::most_frequent(std::span<const std::string> rule_names, size_t limit) const {
+  std::map<int, uint64_t> per_rule;
+  for (size_t i = 0; i < window(); ++i) ++per_rule[ring_[i]];
+  std::vector<std::pair<int, uint64_t>> ranked(per_rule.begin(), per_rule.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (size_t i = 0; i < ranked.size() && i < limit; ++i) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} ({})", rule_names[static_cast<size_t>(ranked[i].first)], ranked[i].second);
+  }
+  return text;
+}
+
+detail::Sweep::Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
+                     const RunOptions& options, PassResult& result, std::vector<Node*>& worklist,
+                     std::vector<uint8_t>& queued)
+    : pass_(pass),
+      root_op_flags_(root_op_flags),
+      function_(function),
+      options_(options),
+      result_(result),
+      worklist_(worklist),
+      queued_(queued),
+      rewriter_(function, worklist, queued, root_op_flags),
+      seeded_(function.nodes().size()),
+      rewrites_before_(result.stats.rewrites),
+      live_nodes_(function.num_live_nodes()),
+      budget_(options.budget_per_node * live_nodes_ + 1024) {
+  worklist_.clear();
+  rewriter_.set_module(module);
+}
+
+void detail::Sweep::discard_unused(size_t listed_before) {
+  for (size_t i = listed_before; i < function_.nodes().size(); ++i) {
+    Node* created = function_.nodes()[i];
+    if (!created->is_dead() && created->num_users() == 0 && created != function_.output()) {
+      discarded_ += function_.erase_unused(created);
+    }
+  }
+}
+
+bool detail::Sweep::fired(int rule, const Node* node, OpId op, bool was_call) {
+  PassStats& stats = result_.stats;
+  if (static_cast<size_t>(rule) >= pass_.rules.size()) {
+    result_.error = fmt::format("pass {}: the matcher reported rule #{}, but the pass has {} rules", pass_.name, rule,
+                                pass_.rules.size());
+    return false;
+  }
+  // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
+  if (!root_op_listed(root_op_flags_, was_call, op)) {
+    result_.error = fmt::format("pass {}: rule {} fired at {}, which PassDef::root_ops does not list", pass_.name,
+                                pass_.rules[static_cast<size_t>(rule)].name, describe_node(node, op));
+    return false;
+  }
+  ++stats.rewrites;
+  ++stats.fired[static_cast<size_t>(rule)];
+  recent_.add(rule);
+  const RuleInfo& info = pass_.rules[static_cast<size_t>(rule)];
+  if (options_.verify_each) {
+    // A partition also created a module function: verify that too.
+    Module* module = rewriter_.module();
+    std::string problem = module != nullptr ? verify(*module) : verify(function_);
+    if (!problem.empty()) {
+      result_.error = fmt::format("pass {}: the IR is malformed after rule {} ({}) rewrote {}: {}", pass_.name,
+                                  info.name, info.location, describe_node(node, op), problem);
+      return false;
+    }
+  }
+  if (stats.rewrites - rewrites_before_ > budget_) {
+    result_.error = fmt::format(
+        "pass {}: rewrite budget exhausted ({} rewrites = {} per node x {} nodes + 1024) in function {} at {}; "
+        "rules firing most in the last {} rewrites: {} (do they undo each other?)",
+        pass_.name, budget_, options_.budget_per_node, live_nodes_, function_.name(), describe_node(node, op),
+        recent_.window(), recent_.most_frequent(stats.rule_names, 4));
+    return false;
+  }
+  return true;
+}
+
+
 namespace {
 
 // A result for `pass` with nothing counted yet.
@@ -438,110 +485,36 @@ std::vector<uint8_t> root_op_flags_of(const PassDef& pass) {
 // One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
 // functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
 // functions they create; `root_op_flags` from root_op_flags_of(pass). Sets result.error when the pass stopped.
+// The driver's loop for a pass without its own (PassDef::sweep): its matcher called through the pointer per node.
+template <VisitOrder Order, bool VisitParams>
+void sweep_calling_match(detail::Sweep& sweep) {
+  detail::run_sweep<Order, VisitParams>(sweep, sweep.pass().match);
+}
+
+SweepFn sweep_of(const PassDef& pass) {
+  if (pass.sweep != nullptr) return pass.sweep;
+  constexpr VisitOrder kUsersFirst = VisitOrder::UsersFirst;
+  constexpr VisitOrder kOperandsFirst = VisitOrder::OperandsFirst;
+  if (pass.order == kUsersFirst) {
+    return pass.visit_params ? &sweep_calling_match<kUsersFirst, true> : &sweep_calling_match<kUsersFirst, false>;
+  }
+  return pass.visit_params ? &sweep_calling_match<kOperandsFirst, true> : &sweep_calling_match<kOperandsFirst, false>;
+}
+
 void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
-  const uint64_t rewrites_before = stats.rewrites;
-
-  // Conceptually the worklist is one stack seeded with every node of the function, in reverse topological order
-  // (popping visits operands before their users) or in topological order (users before their operands), onto
-  // which rewrites push the nodes they affect; a popped node not worth visiting (dead, unused, a parameter or a
-  // constant) is skipped. The seeded part is not copied: a cursor walks nodes() in the popping order and `queued`
-  // marks the nodes seeded and not yet reached, so the stack holds only what rewrites pushed, which pops first.
-  // (A seeded node is never pushed before the cursor reaches it: it is still queued.) Nothing is decided before
-  // a node is reached, so the sweep reads each node once, when it visits it.
   SweepScratch scratch;
-  std::vector<Node*>& worklist = scratch.worklist();
-  worklist.clear();
   std::vector<uint8_t>& queued = scratch.queued();
   queued.assign(function.node_id_bound(), 1);
-  const size_t seeded = function.nodes().size();  // rewrites append; what they append is not seeded
-  size_t cursor = 0;  // seeded positions reached so far
-  auto next_seeded = [&]() -> Node* {
-    while (cursor < seeded) {
-      const size_t position = pass.order == VisitOrder::UsersFirst ? seeded - 1 - cursor : cursor;
-      if (cursor + detail::kPrefetchDistance < seeded) {
-        const size_t ahead = pass.order == VisitOrder::UsersFirst ? position - detail::kPrefetchDistance
-                                                                  : position + detail::kPrefetchDistance;
-        __builtin_prefetch(function.nodes()[ahead]);
-      }
-      ++cursor;
-      Node* node = function.nodes()[position];
-      if (queued[node->id()]) return node;
-    }
-    return nullptr;
-  };
-
-  const uint64_t live_nodes = function.num_live_nodes();
-  const uint64_t budget = options.budget_per_node * live_nodes + 1024;
-  Rewriter rewriter(function, worklist, queued, root_op_flags);
-  rewriter.set_module(module);
-  RecentRules recent;
-  uint64_t discarded = 0;  // nodes that right-hand sides built and then did not use
-  while (pass.match != nullptr) {
-    Node* node = nullptr;
-    if (!worklist.empty()) {
-      // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
-      // cache by then): ask for the one that pops a few visits from now.
-      if (worklist.size() > detail::kPrefetchDistance) {
-        __builtin_prefetch(worklist[worklist.size() - 1 - detail::kPrefetchDistance]);
-      }
-      node = worklist.back();
-      worklist.pop_back();
-    } else if ((node = next_seeded()) == nullptr) {
-      break;
-    }
-    queued[node->id()] = 0;
-    if (!worth_visiting(function, node, pass.visit_params)) continue;
-    ++stats.nodes_visited;
-    const size_t nodes_before = function.nodes().size();
-    const OpId matched_op = node->op();  // for messages: a rule may rebuild the node as another op's call
-    const bool matched_call = node->is_call();
-    const int rule = pass.match(rewriter, node);
-    // A rule that declined after building part of its right-hand side leaves those nodes unused.
-    for (size_t i = nodes_before; i < function.nodes().size(); ++i) {
-      Node* created = function.nodes()[i];
-      if (!created->is_dead() && created->num_users() == 0 && created != function.output()) {
-        discarded += function.erase_unused(created);
-      }
-    }
-    if (rule < 0) continue;
-    if (static_cast<size_t>(rule) >= pass.rules.size()) {
-      result.error = fmt::format("pass {}: the matcher reported rule #{}, but the pass has {} rules", pass.name,
-                                 rule, pass.rules.size());
-      break;
-    }
-    // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
-    if (!detail::root_op_listed(root_op_flags, matched_call, matched_op)) {
-      result.error = fmt::format("pass {}: rule {} fired at {}, which PassDef::root_ops does not list", pass.name,
-                                 pass.rules[static_cast<size_t>(rule)].name, describe_node(node, matched_op));
-      break;
-    }
-    ++stats.rewrites;
-    ++stats.fired[static_cast<size_t>(rule)];
-    recent.add(rule);
-    const RuleInfo& info = pass.rules[static_cast<size_t>(rule)];
-    if (options.verify_each) {
-      // A partition also created a module function: verify that too.
-      std::string problem = module != nullptr ? verify(*module) : verify(function);
-      if (!problem.empty()) {
-        result.error = fmt::format("pass {}: the IR is malformed after rule {} ({}) rewrote {}: {}", pass.name,
-                                   info.name, info.location, describe_node(node, matched_op), problem);
-        break;
-      }
-    }
-    if (stats.rewrites - rewrites_before > budget) {
-      result.error = fmt::format(
-          "pass {}: rewrite budget exhausted ({} rewrites = {} per node x {} nodes + 1024) in function {} at {}; "
-          "rules firing most in the last {} rewrites: {} (do they undo each other?)",
-          pass.name, budget, options.budget_per_node, live_nodes, function.name(), describe_node(node, matched_op),
-          recent.window(), recent.most_frequent(stats.rule_names, 4));
-      break;
-    }
+  uint64_t discarded = 0;
+  {
+    detail::Sweep sweep(pass, root_op_flags, function, module, options, result, scratch.worklist(), queued);
+    if (pass.match != nullptr) sweep_of(pass)(sweep);
+    discarded = sweep.discarded();
+    if (stats.type_declines == 0) stats.first_type_decline = sweep.rewriter().first_type_decline();
+    stats.type_declines += sweep.rewriter().type_declines();
   }
-
-  if (stats.type_declines == 0) stats.first_type_decline = rewriter.first_type_decline();
-  stats.type_declines += rewriter.type_declines();
   const size_t before = function.nodes().size();
   function.compact();
   const size_t removed = before - function.nodes().size() - discarded;

@@ -23,6 +23,9 @@ struct RuleInfo {
 };
 
 class Rewriter;
+namespace detail {
+class Sweep;
+}  // namespace detail
 
 // A matcher tries the pass's rules on `root` in priority order. When one matches and its right-hand side
 // type-checks, it calls Rewriter::replace and returns the rule's index; otherwise it returns -1 and leaves the
@@ -33,6 +36,9 @@ using MatchFn = int (*)(Rewriter& rewriter, Node* root);
 // before users, so a rule sees its operands already simplified; partition passes visit users first, so each
 // match is as large as it can be (a conv2d+bn+relu is carved out before the conv2d+bn inside it can be).
 enum class VisitOrder : uint8_t { OperandsFirst, UsersFirst };
+
+// The driver's loop over one function, specialized for one pass (dpl/rewrite/sweep.h: compiled_sweep).
+using SweepFn = void (*)(detail::Sweep& sweep);
 
 struct PassDef {
   std::string_view name;
@@ -48,6 +54,9 @@ struct PassDef {
   // (`add(x, x) => multiply(x, 2)` rebuilt as a multiply is not visited again). A rule that fires at a node the
   // table leaves out stops the pass with an error (PassResult::error).
   std::span<const OpId> root_ops = {};
+  // The loop that visits the nodes, with `match` inlined and `order` and `visit_params` fixed (dplc emits
+  // compiled_sweep<match, order, visit_params>); nullptr: the driver's loop, which calls `match` per node.
+  SweepFn sweep = nullptr;
 };
 
 namespace detail {

@@ -1,0 +1,144 @@
+// The driver's worklist loop as a template: a compiled pass instantiates it with its matcher inlined
+// (PassDef::sweep, emitted by dplc), other passes run it through their MatchFn.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpl/rewrite/driver.h"
+
+namespace dpl {
+namespace detail {
+
+// The rules of the last rewrites, to name the culprits when the budget runs out.
+class RecentRules {
+ public:
+  void add(int rule) { ring_[count_++ % ring_.size()] = rule; }
+  // "mul_to_add (128), add_to_mul (128)": the rules that fired most among the last rewrites.
+  std::string most_frequent(std::span<const std::string> rule_names, size_t limit) const;
+  size_t window() const { return count_ < ring_.size() ? count_ : ring_.size(); }
+
+ private:
+  std::array<int, 256> ring_;  // only the first min(count_, 256) are read: not cleared per function
+  size_t count_ = 0;
+};
+
+// One run of a pass over one function (docs/semantics.md, "The sweep"; docs/architecture.md, "A compiled pass runs
+// its own sweep"). Conceptually the worklist is one stack seeded with every node of the function, in reverse
+// topological order (popping visits operands before their users) or in topological order (users before their
+// operands), onto which rewrites push the nodes they affect. The seeded part is not copied: a cursor walks nodes()
+// in the popping order and `queued` marks the nodes seeded and not yet reached, so the stack holds only what
+// rewrites pushed, which pops first. (A seeded node is never pushed before the cursor reaches it: it is still
+// queued.) The driver builds it; the loop below reads the inline members on every visit and calls the out-of-line
+// ones only after a visit that built nodes or fired a rule.
+class Sweep {
+ public:
+  Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
+        const RunOptions& options, PassResult& result, std::vector<Node*>& worklist, std::vector<uint8_t>& queued);
+  Sweep(const Sweep&) = delete;
+  Sweep& operator=(const Sweep&) = delete;
+
+  // The next node to visit (what rewrites pushed, else the next seeded node still queued), or nullptr at the end.
+  // `cursor` counts the seeded positions reached so far (the loop's own variable: it stays in a register).
+  template <VisitOrder Order>
+  Node* next(size_t& cursor) {
+    Node* node;
+    if (!worklist_.empty()) {
+      // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of cache
+      // by then): ask for the one that pops a few visits from now.
+      if (worklist_.size() > kPrefetchDistance) __builtin_prefetch(worklist_[worklist_.size() - 1 - kPrefetchDistance]);
+      node = worklist_.back();
+      worklist_.pop_back();
+    } else if ((node = next_seeded<Order>(cursor)) == nullptr) {
+      return nullptr;
+    }
+    queued_[node->id()] = 0;
+    return node;
+  }
+
+  // Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
+  // value; nodes nothing uses any more were replaced.
+  template <bool VisitParams>
+  bool worth_visiting(const Node* node) const {
+    if (VisitParams && node->kind() == NodeKind::Param && !node->is_dead()) return node->num_users() > 0;
+    if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant || node->is_dead()) return false;
+    return node->num_users() > 0 || node == function_.output();
+  }
+
+  Rewriter& rewriter() { return rewriter_; }
+  const PassDef& pass() const { return pass_; }
+  size_t nodes_listed() const { return function_.nodes().size(); }
+  void count_visit() { ++result_.stats.nodes_visited; }
+
+  // Removes the nodes from position `listed_before` of the order on that a rule built and did not use (it
+  // declined after building part of its right-hand side).
+  void discard_unused(size_t listed_before);
+  // After `rule` fired at `node` (a call of `op` before, if `was_call`): counts it, runs the checks the options
+  // ask for. False when the pass must stop (PassResult::error says why).
+  bool fired(int rule, const Node* node, OpId op, bool was_call);
+
+  uint64_t discarded() const { return discarded_; }
+
+ private:
+  template <VisitOrder Order>
+  Node* next_seeded(size_t& cursor) {
+    const std::vector<Node*>& order = function_.nodes();
+    while (cursor < seeded_) {
+      const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
+      if (cursor + kPrefetchDistance < seeded_) {
+        __builtin_prefetch(order[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
+                                                                 : position + kPrefetchDistance]);
+      }
+      ++cursor;
+      Node* node = order[position];
+      if (queued_[node->id()]) return node;
+    }
+    return nullptr;
+  }
+
+  const PassDef& pass_;
+  std::span<const uint8_t> root_op_flags_;
+  Function& function_;
+  const RunOptions& options_;
+  PassResult& result_;
+  std::vector<Node*>& worklist_;
+  std::vector<uint8_t>& queued_;
+  Rewriter rewriter_;
+  const size_t seeded_;  // rewrites append; what they append is not seeded
+  const uint64_t rewrites_before_;
+  const uint64_t live_nodes_;
+  const uint64_t budget_;
+  RecentRules recent_;
+  uint64_t discarded_ = 0;  // nodes that right-hand sides built and then did not use
+};
+
+// Visits nodes until the worklist and the seeded order are exhausted or a fired rule stops the pass; `match` is
+// the pass's matcher (a MatchFn, or a lambda that calls a compiled one directly, so that it is inlined here).
+template <VisitOrder Order, bool VisitParams, typename Match>
+void run_sweep(Sweep& sweep, Match match) {
+  size_t cursor = 0;
+  while (Node* node = sweep.next<Order>(cursor)) {
+    if (!sweep.worth_visiting<VisitParams>(node)) continue;
+    sweep.count_visit();
+    const size_t listed_before = sweep.nodes_listed();
+    const OpId op = node->op();  // for messages: a rule may rebuild the node as another op's call
+    const bool was_call = node->is_call();
+    const int rule = match(sweep.rewriter(), node);
+    if (sweep.nodes_listed() != listed_before) sweep.discard_unused(listed_before);
+    if (rule >= 0 && !sweep.fired(rule, node, op, was_call)) break;
+  }
+}
+
+}  // namespace detail
+
+// The sweep of a compiled pass whose matcher is `Match`: what dplc puts in PassDef::sweep, with the pass's visit
+// order and whether it visits parameters.
+template <MatchFn Match, VisitOrder Order, bool VisitParams>
+void compiled_sweep(detail::Sweep& sweep) {
+  detail::run_sweep<Order, VisitParams>(sweep, [](Rewriter& rewriter, Node* root) { return Match(rewriter, root); });
+}
+
+}  // namespace dpl
