@@ -1115,22 +1115,27 @@ class AstBuilder {
     }
   }
 
+  // The number a `const(...)` argument writes, or nullopt after a diagnostic; `integer` is set when it is written
+  // as an integer.
+  std::optional<double> const_number(DplParser::ExprContext* argument, bool& integer) {
+    std::optional<AttrValue> value = literal(argument);
+    if (!value) return std::nullopt;
+    if (const auto* i = std::get_if<int64_t>(&*value)) {
+      integer = true;
+      return static_cast<double>(*i);
+    }
+    if (const auto* d = std::get_if<double>(&*value)) return *d;
+    diags_.error(loc(argument), "const(...) takes a number");
+    return std::nullopt;
+  }
+
   PatternPtr const_pattern(DplParser::CallExprContext* context) {
     ConstPattern constant;
     std::vector<DplParser::ExprContext*> args;
     if (!const_arguments(context, args)) return nullptr;
     if (!args.empty()) {
-      std::optional<AttrValue> value = literal(args[0]);
-      if (!value) return nullptr;
-      if (const auto* i = std::get_if<int64_t>(&*value)) {
-        constant.value = static_cast<double>(*i);
-        constant.integer_value = true;
-      } else if (const auto* d = std::get_if<double>(&*value)) {
-        constant.value = *d;
-      } else {
-        diags_.error(loc(args[0]), "const(...) takes a number");
-        return nullptr;
-      }
+      constant.value = const_number(args[0], constant.integer_value);
+      if (!constant.value) return nullptr;
     }
     if (args.size() == 2) {
       constant.dtype = dtype_argument(args[1]);
@@ -1301,15 +1306,11 @@ class AstBuilder {
       if (!is_literal_syntax(args[0])) {  // `const(eps)`, `const(1.0 / c.value)`: computed when the rule fires
         constant.computed = guard_expression(args[0], depth + 1);
         if (constant.computed == nullptr) return nullptr;
-      } else if (std::optional<AttrValue> value = literal(args[0]); !value) {
-        return nullptr;
-      } else if (const auto* i = std::get_if<int64_t>(&*value)) {
-        constant.value = static_cast<double>(*i);
-      } else if (const auto* d = std::get_if<double>(&*value)) {
-        constant.value = *d;
       } else {
-        diags_.error(loc(args[0]), "const(...) takes a number");
-        return nullptr;
+        bool integer = false;  // a right-hand side's constant takes its dtype from its type, not the literal
+        std::optional<double> number = const_number(args[0], integer);
+        if (!number) return nullptr;
+        constant.value = *number;
       }
       if (args.size() == 2) {
         constant.dtype = dtype_argument(args[1]);
