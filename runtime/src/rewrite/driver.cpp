@@ -461,7 +461,6 @@ bool detail::Sweep::fired(int rule, const Node* node, OpId op, bool was_call) {
   return true;
 }
 
-
 namespace {
 
 // A result for `pass` with nothing counted yet.
@@ -482,15 +481,13 @@ std::vector<uint8_t> root_op_flags_of(const PassDef& pass) {
   return flags;
 }
 
-// One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
-// functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
-// functions they create; `root_op_flags` from root_op_flags_of(pass). Sets result.error when the pass stopped.
 // The driver's loop for a pass without its own (PassDef::sweep): its matcher called through the pointer per node.
 template <VisitOrder Order, bool VisitParams>
 void sweep_calling_match(detail::Sweep& sweep) {
   detail::run_sweep<Order, VisitParams>(sweep, sweep.pass().match);
 }
 
+// The loop that runs `pass`: its own, or the driver's for its visit order and parameter setting.
 SweepFn sweep_of(const PassDef& pass) {
   if (pass.sweep != nullptr) return pass.sweep;
   constexpr VisitOrder kUsersFirst = VisitOrder::UsersFirst;
@@ -501,6 +498,9 @@ SweepFn sweep_of(const PassDef& pass) {
   return pass.visit_params ? &sweep_calling_match<kOperandsFirst, true> : &sweep_calling_match<kOperandsFirst, false>;
 }
 
+// One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
+// functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
+// functions they create; `root_op_flags` from root_op_flags_of(pass). Sets result.error when the pass stopped.
 void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
