@@ -55,7 +55,8 @@ struct PassDef {
   // table leaves out stops the pass with an error (PassResult::error).
   std::span<const OpId> root_ops = {};
   // The loop that visits the nodes, with `match` inlined and `order` and `visit_params` fixed (dplc emits
-  // compiled_sweep<match, order, visit_params>); nullptr: the driver's loop, which calls `match` per node.
+  // compiled_sweep<match, order, visit_params>: a copy that changes those fields must reset this one); nullptr:
+  // the driver's loop, which calls `match` per node.
   SweepFn sweep = nullptr;
 };
 
