@@ -689,6 +689,20 @@ TEST(Rebuild, ARuleFiringAtAnOpTheRootOpsLeaveOutIsAnError) {
   EXPECT_EQ(result.stats.rewrites, 0u);
 }
 
+// A matcher that reports a rule index past its table (a hand-written one, out of step with its PassDef).
+int match_add_self_as_rule_3(Rewriter& rewriter, Node* root) {
+  return match_add_self_in_place(rewriter, root) >= 0 ? 3 : -1;
+}
+
+TEST(Rebuild, AMatcherReportingARuleThePassDoesNotHaveIsAnError) {
+  ChainedAdds graph;
+  const PassDef pass{"test_add_self_rule_3", "reports rule #3", "test.dpl", std::span(kAddSelfRules, 1),
+                     match_add_self_as_rule_3};
+  const PassResult result = run_pass(pass, graph.function);
+  EXPECT_EQ(result.error, "pass test_add_self_rule_3: the matcher reported rule #3, but the pass has 1 rule");
+  EXPECT_EQ(result.stats.rewrites, 0u);
+}
+
 // rule through_log: exp(x) => add(log(x), x) — the new operand log(x) is created after the node it feeds.
 constexpr RuleInfo kThroughLogRules[] = {{"through_log", "log.dpl:1"}};
 int match_through_log(Rewriter& rewriter, Node* root) {

@@ -423,22 +423,19 @@ void detail::Sweep::discard_unused(size_t listed_before) {
   }
 }
 
-bool detail::Sweep::fired(int rule, const Node* node, OpId op, bool was_call) {
-  PassStats& stats = result_.stats;
+bool detail::Sweep::misreported(int rule, const Node* node, OpId op) {
   if (static_cast<size_t>(rule) >= pass_.rules.size()) {
-    result_.error = fmt::format("pass {}: the matcher reported rule #{}, but the pass has {} rules", pass_.name, rule,
-                                pass_.rules.size());
-    return false;
-  }
-  // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
-  if (!root_op_listed(root_op_flags_, was_call, op)) {
+    result_.error = fmt::format("pass {}: the matcher reported rule #{}, but the pass has {} rule{}", pass_.name,
+                                rule, pass_.rules.size(), pass_.rules.size() == 1 ? "" : "s");
+  } else {
+    // A hand-written PassDef whose root ops leave out where a rule fires would miss visits of such nodes.
     result_.error = fmt::format("pass {}: rule {} fired at {}, which PassDef::root_ops does not list", pass_.name,
                                 pass_.rules[static_cast<size_t>(rule)].name, describe_node(node, op));
-    return false;
   }
-  ++stats.rewrites;
-  ++stats.fired[static_cast<size_t>(rule)];
-  recent_.add(rule);
+  return false;
+}
+
+bool detail::Sweep::checked(int rule, const Node* node, OpId op) {
   const RuleInfo& info = pass_.rules[static_cast<size_t>(rule)];
   if (options_.verify_each) {
     // A partition also created a module function: verify that too.
@@ -450,6 +447,7 @@ bool detail::Sweep::fired(int rule, const Node* node, OpId op, bool was_call) {
       return false;
     }
   }
+  const PassStats& stats = result_.stats;
   if (stats.rewrites - rewrites_before_ > budget_) {
     result_.error = fmt::format(
         "pass {}: rewrite budget exhausted ({} rewrites = {} per node x {} nodes + 1024) in function {} at {}; "

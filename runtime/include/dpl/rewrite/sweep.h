@@ -77,8 +77,21 @@ class Sweep {
   // declined after building part of its right-hand side).
   void discard_unused(size_t listed_before);
   // After `rule` fired at `node` (a call of `op` before, if `was_call`): counts it, runs the checks the options
-  // ask for. False when the pass must stop (PassResult::error says why).
-  bool fired(int rule, const Node* node, OpId op, bool was_call);
+  // ask for. False when the pass must stop (PassResult::error says why). Counting is inline, since most visits of
+  // a cascade fire; the checks and the errors are not.
+  bool fired(int rule, const Node* node, OpId op, bool was_call) {
+    if (static_cast<size_t>(rule) >= pass_.rules.size() || !root_op_listed(root_op_flags_, was_call, op)) [[unlikely]] {
+      return misreported(rule, node, op);
+    }
+    PassStats& stats = result_.stats;
+    ++stats.rewrites;
+    ++stats.fired[static_cast<size_t>(rule)];
+    recent_.add(rule);
+    if (options_.verify_each || stats.rewrites - rewrites_before_ > budget_) [[unlikely]] {
+      return checked(rule, node, op);
+    }
+    return true;
+  }
 
   uint64_t discarded() const { return discarded_; }
 
@@ -98,6 +111,12 @@ class Sweep {
     }
     return nullptr;
   }
+
+  // fired(), when the matcher reported a rule the pass does not have or one rooted where PassDef::root_ops says no
+  // rule is: sets the error, returns false.
+  bool misreported(int rule, const Node* node, OpId op);
+  // fired(), when the options ask for a check after each rewrite or the budget is spent: false when the pass stops.
+  bool checked(int rule, const Node* node, OpId op);
 
   const PassDef& pass_;
   std::span<const uint8_t> root_op_flags_;
