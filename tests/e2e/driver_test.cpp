@@ -900,10 +900,18 @@ const PassRegistration kRegisterA(kRegistryA);
 
 // --- a pass's own sweep (PassDef::sweep): the driver's loop instantiated with the matcher inlined, as dplc emits ---
 
-template <MatchFn Match, VisitOrder Order = VisitOrder::OperandsFirst, bool VisitParams = false>
-PassDef with_compiled_sweep(PassDef pass) {
+// `pass` visiting in `Order`, parameters too if `VisitParams`, through the driver's loop.
+template <VisitOrder Order, bool VisitParams>
+PassDef visiting(PassDef pass) {
   pass.order = Order;
   pass.visit_params = VisitParams;
+  return pass;
+}
+
+// The same, through its own loop.
+template <MatchFn Match, VisitOrder Order = VisitOrder::OperandsFirst, bool VisitParams = false>
+PassDef with_compiled_sweep(PassDef pass) {
+  pass = visiting<Order, VisitParams>(pass);
   pass.sweep = &compiled_sweep<Match, Order, VisitParams>;
   return pass;
 }
@@ -985,13 +993,11 @@ TEST(CompiledSweep, StopsAtTheBudgetWithTheDriversMessage) {
 TEST(CompiledSweep, VisitsTheSameNodesInTheSameOrderForEachOrderAndParameterSetting) {
   using enum VisitOrder;
   const std::pair<PassDef, PassDef> variants[] = {
-      {with_compiled_sweep<record_visit, OperandsFirst, false>(kRecordPass), kRecordPass},
-      {with_compiled_sweep<record_visit, UsersFirst, false>(kRecordPass),
-       PassDef{kRecordPass.name, "", "", {}, record_visit, UsersFirst, false}},
-      {with_compiled_sweep<record_visit, OperandsFirst, true>(kRecordPass),
-       PassDef{kRecordPass.name, "", "", {}, record_visit, OperandsFirst, true}},
-      {with_compiled_sweep<record_visit, UsersFirst, true>(kRecordPass),
-       PassDef{kRecordPass.name, "", "", {}, record_visit, UsersFirst, true}},
+      {with_compiled_sweep<record_visit, OperandsFirst, false>(kRecordPass),
+       visiting<OperandsFirst, false>(kRecordPass)},
+      {with_compiled_sweep<record_visit, UsersFirst, false>(kRecordPass), visiting<UsersFirst, false>(kRecordPass)},
+      {with_compiled_sweep<record_visit, OperandsFirst, true>(kRecordPass), visiting<OperandsFirst, true>(kRecordPass)},
+      {with_compiled_sweep<record_visit, UsersFirst, true>(kRecordPass), visiting<UsersFirst, true>(kRecordPass)},
   };
   for (const auto& [compiled, looped] : variants) {
     SCOPED_TRACE(::testing::Message() << "users first: " << (looped.order == UsersFirst)

@@ -60,6 +60,9 @@ TEST_P(BundledExample, PassIsRegisteredUnderItsName) {
   EXPECT_EQ(pass.source, std::string(GetParam().stem) + ".dpl");
 }
 
+// dplc gives each pass the driver's loop with its matcher inlined (PassDef::sweep); the other tests run through it.
+TEST_P(BundledExample, RunsItsOwnSweep) { EXPECT_NE(GetParam().pass().sweep, nullptr); }
+
 TEST_P(BundledExample, GivesTheExpectedResult) {
   const Example& example = GetParam();
   Loaded input = load_file(example_path(example, ".input.relax"));
