@@ -144,6 +144,22 @@ bool is_scalar_attr(const AttrValue& value) {
   return !std::holds_alternative<std::string>(value) && !std::holds_alternative<std::vector<int64_t>>(value);
 }
 
+// `read` holds `literal` (dpl::attr_is_*): no AttrValue is built for the literal, no static to guard.
+std::string attr_literal_test(const std::string& read, const AttrValue& literal) {
+  return std::visit(
+      Overloaded{
+          [&](std::monostate) { return fmt::format("dpl::attr_is_none({})", read); },
+          [&](bool b) { return fmt::format("dpl::attr_is_bool({}, {})", read, b); },
+          [&](int64_t i) { return fmt::format("dpl::attr_is_int({}, {})", read, i); },
+          [&](double d) { return fmt::format("dpl::attr_is_float({}, {})", read, format_double(d)); },
+          [&](const std::string& text) { return fmt::format("dpl::attr_is_string({}, {})", read, string_literal(text)); },
+          [&](const std::vector<int64_t>& list) {
+            return fmt::format("dpl::attr_is_ints({}, {{{}}})", read, fmt::join(list, ", "));
+          },
+      },
+      literal);
+}
+
 // C++ keywords and alternative tokens.
 const std::set<std::string, std::less<>>& cpp_keywords() {
   static const std::set<std::string, std::less<>> names = {
@@ -705,11 +721,7 @@ class RuleEmitter {
     for (const PatternAttr& attr : call.attrs) {
       std::string read = node + "->attr(" + std::to_string(info.attr_index(attr.name)) + ")";
       if (attr.literal) {
-        if (is_scalar_attr(*attr.literal)) {
-          check(read + " != dpl::AttrValue(" + attr_value_cpp(*attr.literal, needs_) + ")", Placement::Value);
-        } else {
-          check(read + " != " + constant_attr(*attr.literal, attr.name + "_value"), Placement::Value);
-        }
+        check("!" + attr_literal_test(read, *attr.literal), Placement::Value);
       } else if (auto it = bound_.find(attr.capture); it != bound_.end()) {
         check(read + " != " + it->second, Placement::Value);
       } else if (recording()) {

@@ -38,8 +38,7 @@ bool rule_combine_biased_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (matmul1->operand(0) != x) return false;
     if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
     dpl::Node* permute_dims1 = matmul1->operand(1);
-    static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
-    if (permute_dims1->attr(0) != axes_value) return false;
+    if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) return false;
     dpl::Node* w = permute_dims1->operand(0);
     if (w->kind() != dpl::NodeKind::Param) return false;
     const int w_rank = w->type()->rank();
@@ -116,8 +115,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
     if (ms_node->operand(0) != x) return false;
     if (!ms_node->operand(1)->is_call_of(dpl::op::permute_dims)) return false;
     dpl::Node* permute_dims1 = ms_node->operand(1);
-    static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
-    if (permute_dims1->attr(0) != axes_value) return false;
+    if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) return false;
     dpl::Node* w = permute_dims1->operand(0);
     if (w->kind() != dpl::NodeKind::Param) return false;
     const int w_rank = w->type()->rank();

@@ -2,7 +2,6 @@
 #include "fold_batch_norm.dpl.h"
 
 #include <cstdint>
-#include <string>
 #include <variant>
 #include <vector>
 
@@ -23,18 +22,15 @@ namespace {
   dpl::Node* nn_batch_norm1 = root->operand(0);
   if (!nn_batch_norm1->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = nn_batch_norm1->operand(0);
-  static const dpl::AttrValue data_layout_value = std::string("NCHW");
-  static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
-  static const dpl::AttrValue out_dtype_value = std::string("void");
   if (root->index() != 0) return -1;
-  if (nn_batch_norm1->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
-  if (nn_batch_norm1->attr(2) != dpl::AttrValue(true)) return -1;
-  if (nn_batch_norm1->attr(3) != dpl::AttrValue(true)) return -1;
-  if (nn_batch_norm1->attr(5) != dpl::AttrValue(false)) return -1;
-  if (nn_conv2d1->attr(4) != data_layout_value) return -1;
-  if (nn_conv2d1->attr(5) != kernel_layout_value) return -1;
-  if (nn_conv2d1->attr(6) != data_layout_value) return -1;
-  if (nn_conv2d1->attr(7) != out_dtype_value) return -1;
+  if (!dpl::attr_is_int(nn_batch_norm1->attr(0), 1)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(2), true)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(3), true)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(5), false)) return -1;
+  if (!dpl::attr_is_string(nn_conv2d1->attr(4), "NCHW")) return -1;
+  if (!dpl::attr_is_string(nn_conv2d1->attr(5), "OIHW")) return -1;
+  if (!dpl::attr_is_string(nn_conv2d1->attr(6), "NCHW")) return -1;
+  if (!dpl::attr_is_string(nn_conv2d1->attr(7), "void")) return -1;
   const dpl::AttrValue& eps = nn_batch_norm1->attr(1);
   dpl::Node* gamma = nn_batch_norm1->operand(1);
   dpl::Node* beta = nn_batch_norm1->operand(2);

@@ -2,7 +2,6 @@
 #include "partition_linear.dpl.h"
 
 #include <cstdint>
-#include <vector>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -23,8 +22,7 @@ namespace {
     dpl::Node* matmul1 = add1->operand(order1);
     if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) continue;
     dpl::Node* permute_dims1 = matmul1->operand(1);
-    static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
-    if (permute_dims1->attr(0) != axes_value) continue;
+    if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) continue;
     dpl::Node* b = add1->operand(1 - order1);
     dpl::Node* w = permute_dims1->operand(0);
     const int w_rank = w->type()->rank();
@@ -47,8 +45,7 @@ namespace {
     dpl::Node* matmul1 = root->operand(order1);
     if (!matmul1->operand(1)->is_call_of(dpl::op::permute_dims)) continue;
     dpl::Node* permute_dims1 = matmul1->operand(1);
-    static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
-    if (permute_dims1->attr(0) != axes_value) continue;
+    if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) continue;
     dpl::Node* b = root->operand(1 - order1);
     dpl::Node* w = permute_dims1->operand(0);
     const int w_rank = w->type()->rank();
@@ -67,7 +64,6 @@ namespace {
   // shared by models.gated_mlp, models.linear
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(1);
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{1, 0};
   do {
     // partition "models.gated_mlp" (partition_linear.dpl:17)
     // matmul(multiply(nn.silu(matmul(x, permute_dims(gate, axes=[1, 0]))), matmul(x, permute_dims(up, axes=[1, 0]))), permute_dims(down, axes=[1, 0])) where gate.rank == 2 && up.rank == 2 && down.rank == 2
@@ -84,10 +80,10 @@ namespace {
     dpl::Node* matmul2 = nn_silu1->operand(0);
     if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) break;
     dpl::Node* permute_dims3 = matmul2->operand(1);
-    if (permute_dims1->attr(0) != axes_value) break;
-    if (permute_dims2->attr(0) != axes_value) break;
+    if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) break;
+    if (!dpl::attr_is_ints(permute_dims2->attr(0), {1, 0})) break;
     if (matmul2->operand(0) != matmul1->operand(0)) break;
-    if (permute_dims3->attr(0) != axes_value) break;
+    if (!dpl::attr_is_ints(permute_dims3->attr(0), {1, 0})) break;
     dpl::Node* down = permute_dims1->operand(0);
     dpl::Node* up = permute_dims2->operand(0);
     dpl::Node* gate = permute_dims3->operand(0);
@@ -103,7 +99,7 @@ namespace {
   } while (false);
   // partition "models.linear" (partition_linear.dpl:19)
   // matmul(x, permute_dims(w, axes=[1, 0])) where w.rank == 2
-  if (permute_dims1->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims1->attr(0), {1, 0})) return -1;
   dpl::Node* w = permute_dims1->operand(0);
   const int w_rank = w->type()->rank();
   if (w_rank < 0) return -1;

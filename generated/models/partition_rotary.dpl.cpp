@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -37,12 +36,10 @@ namespace {
         dpl::Node* negative1 = tuple1->operand(0);
         if (!negative1->operand(0)->is_call_of(dpl::op::strided_slice)) continue;
         dpl::Node* strided_slice1 = negative1->operand(0);
-        static const dpl::AttrValue axes_value = std::vector<int64_t>{3};
         if (!tuple1->operand(1)->is_call_of(dpl::op::strided_slice)) continue;
         dpl::Node* strided_slice2 = tuple1->operand(1);
-        static const dpl::AttrValue begin_value = std::vector<int64_t>{0};
-        if (concat1->attr(0) != dpl::AttrValue(int64_t{-1})) continue;
-        if (strided_slice1->attr(0) != axes_value) continue;
+        if (!dpl::attr_is_int(concat1->attr(0), -1)) continue;
+        if (!dpl::attr_is_ints(strided_slice1->attr(0), {3})) continue;
         if (!strided_slice1->type()->is_tensor()) continue;
         if (strided_slice1->type()->rank() != 4) continue;
         if (!strided_slice1->type()->has_shape()) continue;
@@ -50,8 +47,8 @@ namespace {
         if (strided_slice1->type()->dims()[1] != tensor1->type()->dims()[1]) continue;
         if (strided_slice1->type()->dims()[2] != tensor1->type()->dims()[2]) continue;
         if (strided_slice1->operand(0) != tensor1) continue;
-        if (strided_slice2->attr(0) != axes_value) continue;
-        if (strided_slice2->attr(1) != begin_value) continue;
+        if (!dpl::attr_is_ints(strided_slice2->attr(0), {3})) continue;
+        if (!dpl::attr_is_ints(strided_slice2->attr(1), {0})) continue;
         if (strided_slice2->attr(2) != strided_slice1->attr(1)) continue;
         if (strided_slice2->operand(0) != tensor1) continue;
         const dpl::Dim d = tensor1->type()->dims()[3];

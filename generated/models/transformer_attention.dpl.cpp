@@ -2,7 +2,6 @@
 #include "transformer_attention.dpl.h"
 
 #include <cstdint>
-#include <string>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -17,14 +16,11 @@ namespace {
 
 // Pass models_fuse_attention, rooted at permute_dims: the decision tree of its rules.
 [[gnu::noinline]] int match_models_fuse_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // shared by attention_with_mask, attention_without_mask, cancel_head_transposes
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
   if (!root->operand(0)->is_call()) return -1;
   switch (root->operand(0)->op()) {
     case dpl::op::matmul: {
       // shared by attention_with_mask, attention_without_mask
       dpl::Node* matmul1 = root->operand(0);
-      static const dpl::AttrValue out_dtype_value = std::string("void");
       if (!matmul1->operand(0)->is_call_of(dpl::op::nn_softmax)) break;
       dpl::Node* nn_softmax1 = matmul1->operand(0);
       if (!nn_softmax1->operand(0)->is_call()) break;
@@ -33,9 +29,9 @@ namespace {
           // rule attention_with_mask (transformer_attention.dpl:33)
           // permute_dims(matmul(nn.softmax(add(multiply(matmul(q, permute_dims(k, axes=[0, 1, 3, 2]), out_dtype="void"), s: const), mask), axis=-1), v, out_dtype="void"), axes=[0, 2, 1, 3]) where s.rank == 0 => nn.attention(permute_dims(q, axes=[0, 2, 1, 3]), permute_dims(k, axes=[0, 2, 1, 3]), permute_dims(v, axes=[0, 2, 1, 3]), mask, scale=s.value)
           dpl::Node* add1 = nn_softmax1->operand(0);
-          if (root->attr(0) != axes_value) break;
-          if (matmul1->attr(0) != out_dtype_value) break;
-          if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) break;
+          if (!dpl::attr_is_ints(root->attr(0), {0, 2, 1, 3})) break;
+          if (!dpl::attr_is_string(matmul1->attr(0), "void")) break;
+          if (!dpl::attr_is_int(nn_softmax1->attr(0), -1)) break;
           for (int order1 = 0; order1 < 2; ++order1) {
             if (!add1->operand(order1)->is_call_of(dpl::op::multiply)) continue;
             dpl::Node* multiply1 = add1->operand(order1);
@@ -46,9 +42,8 @@ namespace {
             dpl::Node* matmul2 = multiply1->operand(order2);
             if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) continue;
             dpl::Node* permute_dims1 = matmul2->operand(1);
-            static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
-            if (matmul2->attr(0) != out_dtype_value) continue;
-            if (permute_dims1->attr(0) != axes_value_1) continue;
+            if (!dpl::attr_is_string(matmul2->attr(0), "void")) continue;
+            if (!dpl::attr_is_ints(permute_dims1->attr(0), {0, 1, 3, 2})) continue;
             dpl::Node* v = matmul1->operand(1);
             dpl::Node* mask = add1->operand(1 - order1);
             dpl::Node* s = constant1;
@@ -83,12 +78,11 @@ namespace {
           dpl::Node* matmul3 = multiply2->operand(order3);
           if (!matmul3->operand(1)->is_call_of(dpl::op::permute_dims)) break;
           dpl::Node* permute_dims2 = matmul3->operand(1);
-          static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 1, 3, 2};
-          if (root->attr(0) != axes_value) break;
-          if (matmul1->attr(0) != out_dtype_value) break;
-          if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) break;
-          if (matmul3->attr(0) != out_dtype_value) break;
-          if (permute_dims2->attr(0) != axes_value_1) break;
+          if (!dpl::attr_is_ints(root->attr(0), {0, 2, 1, 3})) break;
+          if (!dpl::attr_is_string(matmul1->attr(0), "void")) break;
+          if (!dpl::attr_is_int(nn_softmax1->attr(0), -1)) break;
+          if (!dpl::attr_is_string(matmul3->attr(0), "void")) break;
+          if (!dpl::attr_is_ints(permute_dims2->attr(0), {0, 1, 3, 2})) break;
           dpl::Node* v = matmul1->operand(1);
           dpl::Node* s = constant2;
           dpl::Node* q = matmul3->operand(0);
@@ -119,8 +113,8 @@ namespace {
       // rule cancel_head_transposes (transformer_attention.dpl:57)
       // permute_dims(permute_dims(x, axes=[0, 2, 1, 3]), axes=[0, 2, 1, 3]) => x
       dpl::Node* permute_dims3 = root->operand(0);
-      if (root->attr(0) != axes_value) break;
-      if (permute_dims3->attr(0) != axes_value) break;
+      if (!dpl::attr_is_ints(root->attr(0), {0, 2, 1, 3})) break;
+      if (!dpl::attr_is_ints(permute_dims3->attr(0), {0, 2, 1, 3})) break;
       dpl::Node* x = permute_dims3->operand(0);
       if (rewriter.replace(root, x)) return 3;
       break;
@@ -138,14 +132,12 @@ namespace {
   if (root->num_operands() != 4) return -1;
   if (!root->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims1 = root->operand(1);
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
   if (!permute_dims1->operand(0)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape1 = permute_dims1->operand(0);
   if (!reshape1->operand(0)->is_call_of(dpl::op::broadcast_to)) return -1;
   dpl::Node* broadcast_to1 = reshape1->operand(0);
   if (!broadcast_to1->operand(0)->is_call_of(dpl::op::expand_dims)) return -1;
   dpl::Node* expand_dims1 = broadcast_to1->operand(0);
-  static const dpl::AttrValue axis_value = std::vector<int64_t>{2};
   dpl::Node* tensor1 = expand_dims1->operand(0);
   if (!root->operand(2)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims2 = root->operand(2);
@@ -156,7 +148,7 @@ namespace {
   if (!broadcast_to2->operand(0)->is_call_of(dpl::op::expand_dims)) return -1;
   dpl::Node* expand_dims2 = broadcast_to2->operand(0);
   dpl::Node* tensor2 = expand_dims2->operand(0);
-  if (permute_dims1->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims1->attr(0), {0, 2, 1, 3})) return -1;
   if (!reshape1->type()->is_tensor()) return -1;
   if (reshape1->type()->rank() != 4) return -1;
   if (!reshape1->type()->has_shape()) return -1;
@@ -166,7 +158,7 @@ namespace {
   if (broadcast_to1->type()->dims()[0] != reshape1->type()->dims()[0]) return -1;
   if (broadcast_to1->type()->dims()[3] != reshape1->type()->dims()[2]) return -1;
   if (broadcast_to1->type()->dims()[4] != reshape1->type()->dims()[3]) return -1;
-  if (expand_dims1->attr(0) != axis_value) return -1;
+  if (!dpl::attr_is_ints(expand_dims1->attr(0), {2})) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 4) return -1;
   if (!tensor1->type()->has_shape()) return -1;
@@ -174,7 +166,7 @@ namespace {
   if (tensor1->type()->dims()[1] != broadcast_to1->type()->dims()[1]) return -1;
   if (tensor1->type()->dims()[2] != reshape1->type()->dims()[2]) return -1;
   if (tensor1->type()->dims()[3] != reshape1->type()->dims()[3]) return -1;
-  if (permute_dims2->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims2->attr(0), {0, 2, 1, 3})) return -1;
   if (!reshape2->type()->is_tensor()) return -1;
   if (reshape2->type()->rank() != 4) return -1;
   if (!reshape2->type()->has_shape()) return -1;
@@ -188,7 +180,7 @@ namespace {
   if (broadcast_to2->type()->dims()[2] != broadcast_to1->type()->dims()[2]) return -1;
   if (broadcast_to2->type()->dims()[3] != reshape1->type()->dims()[2]) return -1;
   if (broadcast_to2->type()->dims()[4] != reshape2->type()->dims()[3]) return -1;
-  if (expand_dims2->attr(0) != axis_value) return -1;
+  if (!dpl::attr_is_ints(expand_dims2->attr(0), {2})) return -1;
   if (!tensor2->type()->is_tensor()) return -1;
   if (tensor2->type()->rank() != 4) return -1;
   if (!tensor2->type()->has_shape()) return -1;

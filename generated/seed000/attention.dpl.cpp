@@ -2,10 +2,8 @@
 #include "attention.dpl.h"
 
 #include <cstdint>
-#include <string>
 #include <optional>
 #include <variant>
-#include <vector>
 
 #include "dpl/ir/graph.h"
 #include "dpl/ir/op_registry.h"
@@ -19,12 +17,10 @@ namespace {
 [[gnu::noinline]] int match_seed000_attention_permute_dims(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule fuse_attention (attention.dpl:16)
   // permute_dims(reshape(matmul(nn.softmax(multiply(matmul(reshape(permute_dims(q: Tensor[(b, s, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, s, _)], permute_dims(reshape(permute_dims(k: Tensor[(b, skv, n, h)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], axes=[0, 2, 1]), out_dtype="void"), sc: const), axis=-1), reshape(permute_dims(v: Tensor[(b, skv, n, _)], axes=[0, 2, 1, 3]), _): Tensor[(b * n, skv, _)], out_dtype="void"), _), axes=[0, 2, 1, 3]): Tensor[(b, s, n, _)] where sc.rank == 0 => nn.attention(q, k, v, scale=sc.value)
-  static const dpl::AttrValue axes_value = std::vector<int64_t>{0, 2, 1, 3};
   if (!root->operand(0)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape1 = root->operand(0);
   if (!reshape1->operand(0)->is_call_of(dpl::op::matmul)) return -1;
   dpl::Node* matmul1 = reshape1->operand(0);
-  static const dpl::AttrValue out_dtype_value = std::string("void");
   if (!matmul1->operand(1)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape2 = matmul1->operand(1);
   if (!reshape2->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
@@ -46,46 +42,45 @@ namespace {
   dpl::Node* tensor2 = permute_dims2->operand(0);
   if (!matmul2->operand(1)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims3 = matmul2->operand(1);
-  static const dpl::AttrValue axes_value_1 = std::vector<int64_t>{0, 2, 1};
   if (!permute_dims3->operand(0)->is_call_of(dpl::op::reshape)) return -1;
   dpl::Node* reshape4 = permute_dims3->operand(0);
   if (!reshape4->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;
   dpl::Node* permute_dims4 = reshape4->operand(0);
   dpl::Node* tensor3 = permute_dims4->operand(0);
-  if (root->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(root->attr(0), {0, 2, 1, 3})) return -1;
   if (!root->type()->is_tensor()) return -1;
   if (root->type()->rank() != 4) return -1;
   if (!root->type()->has_shape()) return -1;
-  if (matmul1->attr(0) != out_dtype_value) return -1;
+  if (!dpl::attr_is_string(matmul1->attr(0), "void")) return -1;
   if (!reshape2->type()->is_tensor()) return -1;
   if (reshape2->type()->rank() != 3) return -1;
   if (!reshape2->type()->has_shape()) return -1;
-  if (permute_dims1->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims1->attr(0), {0, 2, 1, 3})) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 4) return -1;
   if (!tensor1->type()->has_shape()) return -1;
   if (tensor1->type()->dims()[0] != root->type()->dims()[0]) return -1;
   if (tensor1->type()->dims()[1] != reshape2->type()->dims()[1]) return -1;
   if (tensor1->type()->dims()[2] != root->type()->dims()[2]) return -1;
-  if (nn_softmax1->attr(0) != dpl::AttrValue(int64_t{-1})) return -1;
-  if (matmul2->attr(0) != out_dtype_value) return -1;
+  if (!dpl::attr_is_int(nn_softmax1->attr(0), -1)) return -1;
+  if (!dpl::attr_is_string(matmul2->attr(0), "void")) return -1;
   if (!reshape3->type()->is_tensor()) return -1;
   if (reshape3->type()->rank() != 3) return -1;
   if (!reshape3->type()->has_shape()) return -1;
   if (reshape3->type()->dims()[1] != root->type()->dims()[1]) return -1;
-  if (permute_dims2->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims2->attr(0), {0, 2, 1, 3})) return -1;
   if (!tensor2->type()->is_tensor()) return -1;
   if (tensor2->type()->rank() != 4) return -1;
   if (!tensor2->type()->has_shape()) return -1;
   if (tensor2->type()->dims()[0] != root->type()->dims()[0]) return -1;
   if (tensor2->type()->dims()[1] != root->type()->dims()[1]) return -1;
   if (tensor2->type()->dims()[2] != root->type()->dims()[2]) return -1;
-  if (permute_dims3->attr(0) != axes_value_1) return -1;
+  if (!dpl::attr_is_ints(permute_dims3->attr(0), {0, 2, 1})) return -1;
   if (!reshape4->type()->is_tensor()) return -1;
   if (reshape4->type()->rank() != 3) return -1;
   if (!reshape4->type()->has_shape()) return -1;
   if (reshape4->type()->dims()[1] != reshape2->type()->dims()[1]) return -1;
-  if (permute_dims4->attr(0) != axes_value) return -1;
+  if (!dpl::attr_is_ints(permute_dims4->attr(0), {0, 2, 1, 3})) return -1;
   if (!tensor3->type()->is_tensor()) return -1;
   if (tensor3->type()->rank() != 4) return -1;
   if (!tensor3->type()->has_shape()) return -1;

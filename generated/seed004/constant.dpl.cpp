@@ -19,7 +19,7 @@ namespace {
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
   if (nn_conv2d1->operand(1)->kind() != dpl::NodeKind::Constant) return -1;
-  if (root->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
+  if (!dpl::attr_is_int(root->attr(0), 1)) return -1;
   dpl::Node* b = root->operand(1);
   dpl::Node* c = nn_conv2d1;
   static const dpl::AttrList expand_dims_attrs1{/*axis=*/std::vector<int64_t>{1, 2}};

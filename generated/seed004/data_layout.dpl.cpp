@@ -18,9 +18,8 @@ namespace {
 [[gnu::noinline]] int match_seed004_nhwc_conv2d_to_nchw_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule nhwc_conv2d_to_nchw (data_layout.dpl:6)
   // c: nn.conv2d(x, w, data_layout="NHWC", out_layout=None) => permute_dims(nn.conv2d(permute_dims(x, axes=[0, 3, 1, 2]), w, data_layout="NCHW", **c), axes=[0, 2, 3, 1])
-  static const dpl::AttrValue data_layout_value = std::string("NHWC");
-  if (root->attr(4) != data_layout_value) return -1;
-  if (root->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
+  if (!dpl::attr_is_string(root->attr(4), "NHWC")) return -1;
+  if (!dpl::attr_is_none(root->attr(6))) return -1;
   dpl::Node* c = root;
   dpl::Node* x = root->operand(0);
   dpl::Node* w = root->operand(1);
@@ -29,8 +28,8 @@ namespace {
   if (permute_dims1 == nullptr) return -1;
   static thread_local dpl::AttrList nn_conv2d_attrs1;
   nn_conv2d_attrs1 = c->attrs();
-  static const dpl::AttrValue data_layout_value_1 = std::string("NCHW");
-  nn_conv2d_attrs1[4] = data_layout_value_1;  // data_layout
+  static const dpl::AttrValue data_layout_value = std::string("NCHW");
+  nn_conv2d_attrs1[4] = data_layout_value;  // data_layout
   dpl::Node* nn_conv2d1 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, nn_conv2d_attrs1);
   if (nn_conv2d1 == nullptr) return -1;
   static const dpl::AttrList permute_dims_attrs2{/*axes=*/std::vector<int64_t>{0, 2, 3, 1}};

@@ -18,9 +18,8 @@ namespace {
 [[gnu::noinline]] int match_seed004_3x3_kernels_to_hwio_nn_conv2d(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule kernel_3x3_to_hwio (kernel_size.dpl:8)
   // c: nn.conv2d(x, w: Tensor[(_, _, 3, 3)], kernel_layout="OIHW") => nn.conv2d(x, permute_dims(w, axes=[2, 3, 1, 0]), kernel_layout="HWIO", **c)
-  static const dpl::AttrValue kernel_layout_value = std::string("OIHW");
   dpl::Node* tensor1 = root->operand(1);
-  if (root->attr(5) != kernel_layout_value) return -1;
+  if (!dpl::attr_is_string(root->attr(5), "OIHW")) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 4) return -1;
   if (!tensor1->type()->has_shape()) return -1;
@@ -34,8 +33,8 @@ namespace {
   if (permute_dims1 == nullptr) return -1;
   static thread_local dpl::AttrList nn_conv2d_attrs1;
   nn_conv2d_attrs1 = c->attrs();
-  static const dpl::AttrValue kernel_layout_value_1 = std::string("HWIO");
-  nn_conv2d_attrs1[5] = kernel_layout_value_1;  // kernel_layout
+  static const dpl::AttrValue kernel_layout_value = std::string("HWIO");
+  nn_conv2d_attrs1[5] = kernel_layout_value;  // kernel_layout
   if (rewriter.rebuild(root, dpl::op::nn_conv2d, {x, permute_dims1}, nn_conv2d_attrs1)) return 0;
   return -1;
 }

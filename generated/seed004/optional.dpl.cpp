@@ -16,8 +16,6 @@ namespace {
 
 // Pass seed004_conv_block_global_pool, rooted at mean: the decision tree of its rules.
 [[gnu::noinline]] int match_seed004_conv_block_global_pool_mean(dpl::Rewriter& rewriter, dpl::Node* root) {
-  // shared by conv_block_global_mean_to_pool
-  static const dpl::AttrValue axis_value = std::vector<int64_t>{2, 3};
   if (!root->operand(0)->is_call()) return -1;
   switch (root->operand(0)->op()) {
     case dpl::op::nn_relu: {
@@ -27,8 +25,8 @@ namespace {
       if (!nn_relu1->operand(0)->is_call_of(dpl::op::nn_bias_add)) break;
       dpl::Node* nn_bias_add1 = nn_relu1->operand(0);
       if (!nn_bias_add1->operand(0)->is_call_of(dpl::op::nn_conv2d)) break;
-      if (root->attr(0) != axis_value) break;
-      if (root->attr(1) != dpl::AttrValue(true)) break;
+      if (!dpl::attr_is_ints(root->attr(0), {2, 3})) break;
+      if (!dpl::attr_is_bool(root->attr(1), true)) break;
       dpl::Node* block = nn_relu1;
       static const dpl::AttrList nn_adaptive_avg_pool2d_attrs1{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}};
       if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, nn_adaptive_avg_pool2d_attrs1)) return 0;
@@ -39,8 +37,8 @@ namespace {
       // mean(block: nn.bias_add(nn.conv2d(_, _), _), axis=[2, 3], keepdims=True) => nn.adaptive_avg_pool2d(block, output_size=[1, 1], layout="NCHW")
       dpl::Node* nn_bias_add2 = root->operand(0);
       if (!nn_bias_add2->operand(0)->is_call_of(dpl::op::nn_conv2d)) break;
-      if (root->attr(0) != axis_value) break;
-      if (root->attr(1) != dpl::AttrValue(true)) break;
+      if (!dpl::attr_is_ints(root->attr(0), {2, 3})) break;
+      if (!dpl::attr_is_bool(root->attr(1), true)) break;
       dpl::Node* block = nn_bias_add2;
       static const dpl::AttrList nn_adaptive_avg_pool2d_attrs1{/*output_size=*/std::vector<int64_t>{1, 1}, /*layout=*/std::string("NCHW"), /*out_layout=*/std::monostate{}};
       if (rewriter.rebuild(root, dpl::op::nn_adaptive_avg_pool2d, {block}, nn_adaptive_avg_pool2d_attrs1)) return 0;

@@ -22,11 +22,11 @@ namespace {
   dpl::Node* nn_batch_norm1 = item1->operand(0);
   dpl::Node* tensor1 = nn_batch_norm1->operand(0);
   if (item1->index() != 0) return -1;
-  if (nn_batch_norm1->attr(0) != dpl::AttrValue(int64_t{1})) return -1;
-  if (nn_batch_norm1->attr(1) != dpl::AttrValue(1e-05)) return -1;
-  if (nn_batch_norm1->attr(2) != dpl::AttrValue(true)) return -1;
-  if (nn_batch_norm1->attr(3) != dpl::AttrValue(true)) return -1;
-  if (nn_batch_norm1->attr(5) != dpl::AttrValue(false)) return -1;
+  if (!dpl::attr_is_int(nn_batch_norm1->attr(0), 1)) return -1;
+  if (!dpl::attr_is_float(nn_batch_norm1->attr(1), 1e-05)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(2), true)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(3), true)) return -1;
+  if (!dpl::attr_is_bool(nn_batch_norm1->attr(5), false)) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->rank() != 4) return -1;
   dpl::Node* x = tensor1;

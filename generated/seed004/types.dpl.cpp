@@ -18,9 +18,8 @@ namespace {
 [[gnu::noinline]] int match_seed004_types_astype(dpl::Rewriter& rewriter, dpl::Node* root) {
   // rule astype_float32_noop (types.dpl:6)
   // astype(x: Tensor[_, float32], dtype="float32") => x
-  static const dpl::AttrValue dtype_value = std::string("float32");
   dpl::Node* tensor1 = root->operand(0);
-  if (root->attr(0) != dtype_value) return -1;
+  if (!dpl::attr_is_string(root->attr(0), "float32")) return -1;
   if (!tensor1->type()->is_tensor()) return -1;
   if (tensor1->type()->dtype() != dpl::DType::Float32) return -1;
   dpl::Node* x = tensor1;
@@ -54,7 +53,6 @@ namespace {
   // nn.relu(c: nn.conv2d(x, w, data_layout="NCHW", out_layout=None)): Tensor[(1, 32, 28, 28)] => permute_dims(nn.relu(nn.conv2d(permute_dims(x, axes=[0, 2, 3, 1]), w, data_layout="NHWC", **c)), axes=[0, 3, 1, 2])
   if (!root->operand(0)->is_call_of(dpl::op::nn_conv2d)) return -1;
   dpl::Node* nn_conv2d1 = root->operand(0);
-  static const dpl::AttrValue data_layout_value = std::string("NCHW");
   if (!root->type()->is_tensor()) return -1;
   if (root->type()->rank() != 4) return -1;
   if (!root->type()->has_shape()) return -1;
@@ -62,8 +60,8 @@ namespace {
   if (root->type()->dims()[1] != dpl::Dim::fixed(32)) return -1;
   if (root->type()->dims()[2] != dpl::Dim::fixed(28)) return -1;
   if (root->type()->dims()[3] != dpl::Dim::fixed(28)) return -1;
-  if (nn_conv2d1->attr(4) != data_layout_value) return -1;
-  if (nn_conv2d1->attr(6) != dpl::AttrValue(std::monostate{})) return -1;
+  if (!dpl::attr_is_string(nn_conv2d1->attr(4), "NCHW")) return -1;
+  if (!dpl::attr_is_none(nn_conv2d1->attr(6))) return -1;
   dpl::Node* c = nn_conv2d1;
   dpl::Node* x = nn_conv2d1->operand(0);
   dpl::Node* w = nn_conv2d1->operand(1);
@@ -72,8 +70,8 @@ namespace {
   if (permute_dims1 == nullptr) return -1;
   static thread_local dpl::AttrList nn_conv2d_attrs1;
   nn_conv2d_attrs1 = c->attrs();
-  static const dpl::AttrValue data_layout_value_1 = std::string("NHWC");
-  nn_conv2d_attrs1[4] = data_layout_value_1;  // data_layout
+  static const dpl::AttrValue data_layout_value = std::string("NHWC");
+  nn_conv2d_attrs1[4] = data_layout_value;  // data_layout
   dpl::Node* nn_conv2d2 = rewriter.call(dpl::op::nn_conv2d, {permute_dims1, w}, nn_conv2d_attrs1);
   if (nn_conv2d2 == nullptr) return -1;
   dpl::Node* nn_relu1 = rewriter.proven_call(dpl::op::nn_relu, {nn_conv2d2});

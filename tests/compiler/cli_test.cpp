@@ -249,8 +249,8 @@ TEST_F(Dplc, AttributeListsAreStaticLocals) {
             std::string::npos)
       << code;
   EXPECT_NE(code.find("  nn_conv2d_attrs1 = c->attrs();\n"
-                      "  static const dpl::AttrValue kernel_layout_value_1 = std::string(\"HWIO\");\n"
-                      "  nn_conv2d_attrs1[5] = kernel_layout_value_1;  // kernel_layout\n"),
+                      "  static const dpl::AttrValue kernel_layout_value = std::string(\"HWIO\");\n"
+                      "  nn_conv2d_attrs1[5] = kernel_layout_value;  // kernel_layout\n"),
             std::string::npos)
       << code;
 }
@@ -316,6 +316,39 @@ TEST_F(Dplc, EmitPlanShowsTheSharedChecks) {
   EXPECT_NE(plan.find("switch on the op of root->operand(0):", cases), std::string::npos) << plan;
   EXPECT_NE(plan.find("case dpl::op::log:", cases), std::string::npos) << plan;
   EXPECT_NE(plan.find("case dpl::op::sqrt:", cases), std::string::npos) << plan;
+}
+
+// A literal attribute is tested in place (dpl::attr_is_*), not against a static AttrValue: nothing to build or
+// guard per visit, and rules that differ only in their literals still share the checks before them.
+TEST_F(Dplc, LiteralAttributesAreTestedInPlace) {
+  write_file(dir_ / "rules.dpl",
+             "pass p {\n"
+             "  rule t: permute_dims(permute_dims(x, axes=[1, 0]), axes=[1, 0]) => x;\n"
+             "  rule h: permute_dims(permute_dims(x, axes=[0, 2, 1, 3]), axes=[0, 2, 1, 3]) => x;\n"
+             "  rule m: mean(x, axis=[-1], keepdims=True) => x;\n"
+             "  rule c: nn.conv2d(x, w, data_layout=\"NHWC\", out_layout=None) => x;\n"
+             "  rule s: nn.softmax(x, axis=1) => x;\n"
+             "  rule n: nn.rms_norm(x, w, epsilon=0.5) => x;\n"
+             "}\n");
+  DplcRun cpp = run_dplc("--emit=cpp " + quote((dir_ / "rules.dpl").string()));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  const std::string& code = cpp.output;
+  EXPECT_EQ(code.find("dpl::AttrValue"), std::string::npos) << code;
+  for (const char* test : {"if (!dpl::attr_is_ints(root->attr(0), {1, 0})) break;",
+                           "if (!dpl::attr_is_ints(permute_dims1->attr(0), {0, 2, 1, 3})) return -1;",
+                           "if (!dpl::attr_is_ints(root->attr(0), {-1})) return -1;",
+                           "if (!dpl::attr_is_bool(root->attr(1), true)) return -1;",
+                           "if (!dpl::attr_is_string(root->attr(4), \"NHWC\")) return -1;",
+                           "if (!dpl::attr_is_none(root->attr(6))) return -1;",
+                           "if (!dpl::attr_is_int(root->attr(0), 1)) return -1;",
+                           "if (!dpl::attr_is_float(root->attr(1), 0.5)) return -1;"}) {
+    EXPECT_NE(code.find(test), std::string::npos) << test << "\n" << code;
+  }
+  const std::string shared_check =
+      "// shared by t, h\n  if (!root->operand(0)->is_call_of(dpl::op::permute_dims)) return -1;";
+  const size_t shared = code.find(shared_check);
+  ASSERT_NE(shared, std::string::npos) << code;
+  EXPECT_EQ(code.find("is_call_of(dpl::op::permute_dims)", shared + shared_check.size()), std::string::npos) << code;
 }
 
 // Four or more rules that differ only in a constant's value become the cases of one switch on it, sorted by value,

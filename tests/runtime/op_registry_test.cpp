@@ -188,5 +188,27 @@ TEST(AttrValues, PrintAsTvmScript) {
   EXPECT_EQ(out, "axes=[0, -2]\"a\\\\b\"");
 }
 
+// What a compiled pattern's literal attribute tests: the alternative and the value, as AttrValue's `==` says.
+TEST(AttrValues, LiteralTestsAgreeWithEquality) {
+  const std::vector<AttrValue> values = {AttrValue{},        true,  false, int64_t{1}, int64_t{0}, 1.0, 0.0,
+                                         std::string("1"), std::string(""), std::vector<int64_t>{1, 0},
+                                         std::vector<int64_t>{1}, std::vector<int64_t>{}};
+  for (const AttrValue& value : values) {
+    EXPECT_EQ(attr_is_none(value), value == AttrValue{}) << attr_value_str(value);
+    EXPECT_EQ(attr_is_bool(value, true), value == AttrValue(true)) << attr_value_str(value);
+    EXPECT_EQ(attr_is_bool(value, false), value == AttrValue(false)) << attr_value_str(value);
+    EXPECT_EQ(attr_is_int(value, 1), value == AttrValue(int64_t{1})) << attr_value_str(value);
+    EXPECT_EQ(attr_is_float(value, 1.0), value == AttrValue(1.0)) << attr_value_str(value);
+    EXPECT_EQ(attr_is_string(value, "1"), value == AttrValue(std::string("1"))) << attr_value_str(value);
+    EXPECT_EQ(attr_is_string(value, ""), value == AttrValue(std::string())) << attr_value_str(value);
+    EXPECT_EQ(attr_is_ints(value, {1, 0}), value == AttrValue(std::vector<int64_t>{1, 0})) << attr_value_str(value);
+    EXPECT_EQ(attr_is_ints(value, {}), value == AttrValue(std::vector<int64_t>{})) << attr_value_str(value);
+  }
+  // An int is not a float of the same value, nor a one-element list.
+  EXPECT_FALSE(attr_is_float(int64_t{1}, 1.0));
+  EXPECT_FALSE(attr_is_ints(int64_t{1}, {1}));
+  EXPECT_FALSE(attr_is_ints(std::vector<int64_t>{1, 0}, {1}));
+}
+
 }  // namespace
 }  // namespace dpl

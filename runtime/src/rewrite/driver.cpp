@@ -303,8 +303,11 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   }
   for (size_t i = 0; i < replacements.size(); ++i) {
     const auto [root, replacement] = replacements[i];
+    // The usual case, two live nodes of the same (interned) type, without building an empty reason.
+    const bool plain = root != nullptr && replacement != nullptr && root != replacement && !root->is_dead() &&
+                       root->type() == replacement->type();
     bool types_differ = false;
-    if (std::string why = replacement_problem(root, replacement, types_differ); !why.empty()) {
+    if (std::string why; !plain && !(why = replacement_problem(root, replacement, types_differ)).empty()) {
       last_error_ = replacements.size() == 1 ? fmt::format("{}: {}", what, why)
                                              : fmt::format("{}: root {} ({}): {}", what, i, describe_node(root), why);
       count_decline(types_differ);

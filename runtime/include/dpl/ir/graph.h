@@ -330,12 +330,17 @@ class Function {
   // Marks the node removed: Node::dead_ now, its state bit at the next compaction (from dead_ids_), so that a
   // rewrite does not pay a scattered write per removed node.
   void set_dead(Node* node);
+  [[gnu::noinline, gnu::cold]] void record_removed_call(const Node* node);  // set_dead() of a FuncCall node
   void record_dead_states();  // moves dead_ids_ into node_states_
   // The node of that id, found in the arena (node ids are arena slots) without reading any node.
   Node* node_with_id(uint32_t id) const;
   // Calls visit(id, node) for every id the function gave out, in id order, walking the arena block by block.
   template <typename Visit>
   void for_each_id_in_arena(Visit visit) const;
+  // Calls visit_block(first_id, end_id, first_node) for each arena block, in id order (ids first_id .. end_id - 1
+  // are the consecutive nodes from first_node).
+  template <typename VisitBlock>
+  void for_each_arena_block(VisitBlock visit_block) const;
   // Calls visit(id, node) for every node order_ lists, in its order (and, when order_by_id_, for the nodes
   // removed by earlier compactions too: their state says dead).
   template <typename Visit>
@@ -384,6 +389,7 @@ class Function {
   struct UsePool;
   std::unique_ptr<UsePool> use_pool_;
   void add_use(Node* value, Node* user);
+  [[gnu::noinline]] void make_room_for_use(Node* value);  // add_use() when the list is full (or not there yet)
   void reserve_uses(Node* value, uint32_t size);  // room for `size` users in all
   void grow_uses(Node* value, uint32_t capacity);  // a power of two above the current capacity
   void release_uses(Node* node);  // frees `node`'s use list

@@ -1,8 +1,10 @@
 // The op registry: one source of truth for op names, arity, attributes, traits and type inference.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +33,31 @@ enum : OpId {
 // `axes=[1, 0]` is an int list; `min=0.0` a double.
 using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>>;
 using AttrList = std::vector<AttrValue>;  // one value per AttrSpec of the op, in schema order
+
+// Whether an attribute holds this literal: the same alternative and an equal value, as `==` on AttrValue says,
+// without building an AttrValue for the literal (what a compiled pattern's `axes=[1, 0]` tests on every visit).
+// One name per alternative: a braced int list or a string literal would convert to more than one overload.
+inline bool attr_is_none(const AttrValue& value) { return std::holds_alternative<std::monostate>(value); }
+inline bool attr_is_bool(const AttrValue& value, bool literal) {
+  const bool* held = std::get_if<bool>(&value);
+  return held != nullptr && *held == literal;
+}
+inline bool attr_is_int(const AttrValue& value, int64_t literal) {
+  const int64_t* held = std::get_if<int64_t>(&value);
+  return held != nullptr && *held == literal;
+}
+inline bool attr_is_float(const AttrValue& value, double literal) {
+  const double* held = std::get_if<double>(&value);
+  return held != nullptr && *held == literal;
+}
+inline bool attr_is_string(const AttrValue& value, std::string_view literal) {
+  const std::string* held = std::get_if<std::string>(&value);
+  return held != nullptr && *held == literal;
+}
+inline bool attr_is_ints(const AttrValue& value, std::initializer_list<int64_t> literal) {
+  const std::vector<int64_t>* held = std::get_if<std::vector<int64_t>>(&value);
+  return held != nullptr && std::equal(held->begin(), held->end(), literal.begin(), literal.end());
+}
 
 enum class AttrKind : uint8_t {
   Bool,

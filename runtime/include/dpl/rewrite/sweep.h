@@ -41,22 +41,38 @@ class Sweep {
   Sweep(const Sweep&) = delete;
   Sweep& operator=(const Sweep&) = delete;
 
-  // The next node to visit (what rewrites pushed, else the next seeded node still queued), or nullptr at the end.
-  // `cursor` counts the seeded positions reached so far (the loop's own variable: it stays in a register).
-  template <VisitOrder Order>
-  Node* next(size_t& cursor) {
-    Node* node;
-    if (!worklist_.empty()) {
-      // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of cache
-      // by then): ask for the one that pops a few visits from now.
-      if (worklist_.size() > kPrefetchDistance) __builtin_prefetch(worklist_[worklist_.size() - 1 - kPrefetchDistance]);
-      node = worklist_.back();
-      worklist_.pop_back();
-    } else if ((node = next_seeded<Order>(cursor)) == nullptr) {
-      return nullptr;
+  // Calls visit(node) for each node to visit, in the sweep's order, until it returns false or nothing is left:
+  // what rewrites pushed first, then the next seeded node still queued. Written as the seeded walk with the stack
+  // drained before each step (not as a next() per node), the walk's position stays in a register and a visit
+  // that pushed nothing costs one test of the stack.
+  template <VisitOrder Order, typename Visit>
+  void for_each_to_visit(Visit visit) {
+    const std::vector<Node*>& order = function_.nodes();  // rewrites append to it: indexed, never iterated
+    const size_t prefetched_until = seeded_ > kPrefetchDistance ? seeded_ - kPrefetchDistance : 0;
+    size_t cursor = 0;  // the seeded positions reached so far
+    for (;;) {
+      while (!worklist_.empty()) {
+        // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
+        // cache by then): ask for the one that pops a few visits from now.
+        const size_t pushed = worklist_.size();
+        if (pushed > kPrefetchDistance) __builtin_prefetch(worklist_[pushed - 1 - kPrefetchDistance]);
+        Node* node = worklist_.back();
+        worklist_.pop_back();
+        queued_[node->id()] = 0;
+        if (!visit(node)) return;
+      }
+      if (cursor == seeded_) return;
+      const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
+      if (cursor < prefetched_until) {
+        __builtin_prefetch(order[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
+                                                                 : position + kPrefetchDistance]);
+      }
+      ++cursor;
+      Node* node = order[position];
+      if (!queued_[node->id()]) continue;  // a rewrite pushed it, and it was visited then
+      queued_[node->id()] = 0;
+      if (!visit(node)) return;
     }
-    queued_[node->id()] = 0;
-    return node;
   }
 
   // Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
@@ -64,7 +80,11 @@ class Sweep {
   template <bool VisitParams>
   bool worth_visiting(const Node* node) const {
     if (VisitParams && node->kind() == NodeKind::Param && !node->is_dead()) return node->num_users() > 0;
-    if (node->kind() == NodeKind::Param || node->kind() == NodeKind::Constant || node->is_dead()) return false;
+    // One branch, not three: constants sit between the calls that read them, a coin flip to the predictor.
+    static_assert(NodeKind::Param < NodeKind::Constant && NodeKind::Constant < NodeKind::Call);
+    const bool leaf = node->kind() <= NodeKind::Constant;
+    const bool dead = node->is_dead();
+    if (leaf | dead) return false;
     return node->num_users() > 0 || node == function_.output();
   }
 
@@ -96,22 +116,6 @@ class Sweep {
   uint64_t discarded() const { return discarded_; }
 
  private:
-  template <VisitOrder Order>
-  Node* next_seeded(size_t& cursor) {
-    const std::vector<Node*>& order = function_.nodes();
-    while (cursor < seeded_) {
-      const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
-      if (cursor + kPrefetchDistance < seeded_) {
-        __builtin_prefetch(order[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
-                                                                 : position + kPrefetchDistance]);
-      }
-      ++cursor;
-      Node* node = order[position];
-      if (queued_[node->id()]) return node;
-    }
-    return nullptr;
-  }
-
   // fired(), when the matcher reported a rule the pass does not have or one rooted where PassDef::root_ops says no
   // rule is: sets the error, returns false.
   bool misreported(int rule, const Node* node, OpId op);
@@ -138,17 +142,17 @@ class Sweep {
 // the pass's matcher (a MatchFn, or a lambda that calls a compiled one directly, so that it is inlined here).
 template <VisitOrder Order, bool VisitParams, typename Match>
 void run_sweep(Sweep& sweep, Match match) {
-  size_t cursor = 0;
-  while (Node* node = sweep.next<Order>(cursor)) {
-    if (!sweep.worth_visiting<VisitParams>(node)) continue;
+  // Inlined at both of the walk's calls, with the matcher in it (the compiled dispatcher is always_inline).
+  sweep.for_each_to_visit<Order>([&sweep, &match](Node* node) __attribute__((always_inline)) {
+    if (!sweep.worth_visiting<VisitParams>(node)) return true;
     sweep.count_visit();
     const size_t listed_before = sweep.nodes_listed();
     const OpId op = node->op();  // for messages: a rule may rebuild the node as another op's call
     const bool was_call = node->is_call();
     const int rule = match(sweep.rewriter(), node);
     if (sweep.nodes_listed() != listed_before) sweep.discard_unused(listed_before);
-    if (rule >= 0 && !sweep.fired(rule, node, op, was_call)) break;
-  }
+    return rule < 0 || sweep.fired(rule, node, op, was_call);
+  });
 }
 
 }  // namespace detail
