@@ -681,12 +681,33 @@ TEST(Rebuild, ANodeRebuiltAsAnOpNoRuleIsRootedAtIsNotVisitedAgain) {
 
 // Root ops that leave out the add the rule fires at: the driver says so instead of skipping later visits.
 TEST(Rebuild, ARuleFiringAtAnOpTheRootOpsLeaveOutIsAnError) {
-  ChainedAdds graph;
-  const PassResult result = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function);
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({16, 16}));
+  Node* x2 = b.call("add", {x, x});
+  b.output(b.call("exp", {x2}));  // an exp, so that the function holds a call of a root op and is swept
+  const PassResult result = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), function);
   EXPECT_NE(result.error.find("pass test_add_self_misrooted: rule add_self fired at"), std::string::npos)
       << result.error;
   EXPECT_NE(result.error.find("which PassDef::root_ops does not list"), std::string::npos) << result.error;
   EXPECT_EQ(result.stats.rewrites, 0u);
+}
+
+// A function without a call of any root op is not swept: the same misrooted pass finds nothing to visit in the
+// chained adds (with a sweep it would have fired at an add and stopped with the error above).
+TEST(Driver, SkipsAFunctionHoldingNoCallOfThePasssRootOps) {
+  ChainedAdds graph;
+  const PassResult result = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function);
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.nodes_visited, 0u);
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_TRUE(graph.x4->is_call_of(op::add));
+  // Once the function holds an exp, the pass sweeps it.
+  Node* e = graph.b.call("exp", {graph.x4});
+  graph.b.output(e);
+  const PassResult swept = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function);
+  EXPECT_GT(swept.stats.nodes_visited, 0u);
+  EXPECT_FALSE(swept.ok());
 }
 
 // A matcher that reports a rule index past its table (a hand-written one, out of step with its PassDef).

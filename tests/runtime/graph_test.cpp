@@ -128,6 +128,33 @@ TEST_F(Graph, CallsWithDefaultsBuildWhatCheckedCallsBuild) {
   EXPECT_EQ(verify(f), "");
 }
 
+TEST_F(Graph, RemembersEveryOpItsCallsWereCreatedOrRebuiltWith) {
+  // What lets the driver skip a pass rooted at ops a function never held: every way a call comes to be counts
+  // (a new call, a copy from another function, a rebuild in place), and removing the last one does not forget it.
+  Node* x = b.param("x", f32({4}));
+  EXPECT_FALSE(f.may_hold_call_of(op::exp));
+  Node* e = b.call("exp", {x});
+  EXPECT_TRUE(f.may_hold_call_of(op::exp));
+  EXPECT_FALSE(f.may_hold_call_of(op::tanh));
+  std::string error;
+  const std::span<Node* const> just_x(&x, 1);
+  const AttrList* attrs = f.default_attrs(op::tanh);
+  f.rebuild_call(e, op::tanh, just_x, attrs, f.infer_call(op::tanh, just_x, attrs, error));
+  EXPECT_TRUE(e->is_call_of(op::tanh));
+  EXPECT_TRUE(f.may_hold_call_of(op::tanh));
+  EXPECT_TRUE(f.may_hold_call_of(op::exp)) << "a superset: no exp is left, but the record stays";
+  Node* n = b.call("negative", {e});
+  b.output(n);
+
+  Function g("g");
+  Node* gx = g.add_param("x", x->type());
+  Node* copied = g.add_call_like(f, *n, std::span<Node* const>(&gx, 1), error);
+  ASSERT_NE(copied, nullptr) << error;
+  EXPECT_TRUE(g.may_hold_call_of(op::negative));
+  EXPECT_FALSE(g.may_hold_call_of(op::tanh));
+  EXPECT_FALSE(g.may_hold_call_of(static_cast<OpId>(OpRegistry::global().size() + 100))) << "past the table";
+}
+
 TEST_F(Graph, CallsCopiedIntoAnotherFunctionKeepOpAttributesAndType) {
   // add_call_like (a partition's copy of its match) takes the original's type where inference could only give it
   // again, and infers otherwise: another operand type, a shape literal that inference reads, a failing call.

@@ -467,6 +467,17 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, const AttrLis
   return add_interned_call(op, operands, checked_attrs(op, operands, attrs, error), error);
 }
 
+// Inline: every call created or rebuilt notes its op (one store, to a table of a few hundred bytes).
+inline void Function::note_call_of(OpId op) {
+  if (op >= ops_held_.size()) [[unlikely]] return note_first_call_beyond(op);
+  ops_held_[op] = 1;
+}
+
+void Function::note_first_call_beyond(OpId op) {
+  ops_held_.resize(std::max<size_t>(size_t{op} + 1, registry_.size()), 0);
+  ops_held_[op] = 1;
+}
+
 Node* Function::add_interned_call(OpId op, std::span<Node* const> operands, const AttrList* interned,
                                   std::string& error) {
   if (interned == nullptr) return nullptr;  // checked_attrs() set the error
@@ -537,6 +548,7 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   Node* node = new_node(NodeKind::Call, type, operands);
   node->op_ = info.id;
   node->attrs_ = interned;
+  note_call_of(info.id);
   return node;
 }
 
@@ -554,6 +566,7 @@ Node* Function::add_call_like(const Function& source, const Node& original, std:
   Node* node = new_node(NodeKind::Call, original.type_, operands);
   node->op_ = original.op_;
   node->attrs_ = attrs;
+  note_call_of(original.op_);
   return node;
 }
 
@@ -644,6 +657,7 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
   node->op_ = op;
   node->attrs_ = attrs;
   node->type_ = type;
+  note_call_of(op);
   if (late) mark_late_user(node);
   size_t removed = 0;
   for (Node* old : old_operands) {

@@ -196,8 +196,20 @@ Node* Rewriter::item(Node* tuple, int64_t index) {
   return built(function_.add_tuple_item(tuple, index, last_error_));
 }
 
+namespace {
+
+// The usual replacement, checked without building a reason: two live, distinct nodes of the same (interned) type.
+// replacement_problem() says what, if anything, is wrong with any other.
+inline bool is_plain_replacement(const Node* root, const Node* replacement) {
+  return root != nullptr && replacement != nullptr && root != replacement && !root->is_dead() &&
+         root->type() == replacement->type();
+}
+
+}  // namespace
+
 std::string Rewriter::replacement_problem(const Node* root, const Node* replacement, bool& types_differ) const {
   types_differ = false;
+  if (is_plain_replacement(root, replacement)) return {};
   if (root == nullptr || replacement == nullptr) return "no node given";
   if (root == replacement) return "the replacement is the matched node itself";
   if (root->is_dead()) return "the matched node was removed from the graph";
@@ -303,11 +315,9 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   }
   for (size_t i = 0; i < replacements.size(); ++i) {
     const auto [root, replacement] = replacements[i];
-    // The usual case, two live nodes of the same (interned) type, without building an empty reason.
-    const bool plain = root != nullptr && replacement != nullptr && root != replacement && !root->is_dead() &&
-                       root->type() == replacement->type();
     bool types_differ = false;
-    if (std::string why; !plain && !(why = replacement_problem(root, replacement, types_differ)).empty()) {
+    if (std::string why; !is_plain_replacement(root, replacement) &&
+                         !(why = replacement_problem(root, replacement, types_differ)).empty()) {
       last_error_ = replacements.size() == 1 ? fmt::format("{}: {}", what, why)
                                              : fmt::format("{}: root {} ({}): {}", what, i, describe_node(root), why);
       count_decline(types_differ);
@@ -499,17 +509,27 @@ SweepFn sweep_of(const PassDef& pass) {
   return pass.visit_params ? &sweep_calling_match<kOperandsFirst, true> : &sweep_calling_match<kOperandsFirst, false>;
 }
 
-// One sweep over `function`, counted into `result` (a module's functions share one: a pass over 10^4 composite
-// functions does not build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
+// Whether some node of `function` may be a root of the pass's rules. A pipeline runs many passes whose rules are
+// rooted at ops a model does not have (convolutions over a language model): those cost a look at their root ops,
+// not a sweep. Rules rooted at any value (no table of root ops) may match anywhere.
+bool may_hold_a_root(const PassDef& pass, const Function& function) {
+  if (pass.root_ops.empty() || pass.visit_params) return true;
+  return std::any_of(pass.root_ops.begin(), pass.root_ops.end(),
+                     [&function](OpId op) { return function.may_hold_call_of(op); });
+}
+
+// One sweep over `function` (none where no rule can be rooted; compacted either way, as a pass leaves every
+// function), counted into `result` (a module's functions share one: a pass over 10^4 composite functions does not
+// build 10^4 copies of the rule names); `module` (may be null) is where partitions put the
 // functions they create; `root_op_flags` from root_op_flags_of(pass). Sets result.error when the pass stopped.
 void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
-  SweepScratch scratch;
-  std::vector<uint8_t>& queued = scratch.queued();
-  queued.assign(function.node_id_bound(), 1);
   uint64_t discarded = 0;
-  {
+  if (may_hold_a_root(pass, function)) {
+    SweepScratch scratch;
+    std::vector<uint8_t>& queued = scratch.queued();
+    queued.assign(function.node_id_bound(), 1);
     detail::Sweep sweep(pass, root_op_flags, function, module, options, result, scratch.worklist(), queued);
     if (pass.match != nullptr) sweep_of(pass)(sweep);
     discarded = sweep.discarded();
