@@ -13,6 +13,7 @@
 
 #include "dpl/compiler/decision_tree.h"
 #include "dpl/compiler/match_order.h"
+#include "dpl/compiler/required_ops.h"
 #include "dpl/ir/graph.h"
 #include "dpl/ir/opaque_ops.h"
 
@@ -67,6 +68,17 @@ std::string op_ident(const OpInfo& info) {
 std::string op_constant(const OpInfo& info) {
   if (info.id < std::size(kBuiltinOpIdents)) return std::string("dpl::op::") + kBuiltinOpIdents[info.id];
   return "dpl_op_" + op_ident(info);
+}
+
+// `constexpr dpl::OpId NAME[] = {dpl::op::add, ...};`: a table of op ids. An op declared in the file has its id at
+// run time only: then the table is `const`, initialized at start-up.
+std::string op_table(const std::string& name, const std::vector<OpId>& ops, const OpRegistry& registry) {
+  const bool builtin =
+      std::all_of(ops.begin(), ops.end(), [](OpId op) { return op < std::size(kBuiltinOpIdents); });
+  std::vector<std::string> constants;
+  for (OpId op : ops) constants.push_back(op_constant(registry.get(op)));
+  return std::string(builtin ? "constexpr" : "const") + " dpl::OpId " + name + "[] = {" +
+         fmt::format("{}", fmt::join(constants, ", ")) + "};";
 }
 
 // What the generated source needs beyond the dpl headers.
@@ -2404,25 +2416,34 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
     if (pass.rules.empty()) {
       out.line("constexpr std::span<const dpl::RuleInfo> " + rule_table + ";");
     } else {
+      // Per rule, the ops every match of it holds a call of (RuleInfo::needs): where the function holds none of
+      // some rule's and none of the others', the driver does not sweep it.
+      std::vector<std::string> needs_tables;
+      for (const Rule& rule : pass.rules) {
+        const std::vector<OpId> needs = required_ops(rule);
+        needs_tables.push_back(needs.empty() ? "" : names.fresh(pass.name + "_" + rule.name + "_needs"));
+        if (needs.empty()) continue;
+        if (std::count_if(needs_tables.begin(), needs_tables.end(), [](const auto& t) { return !t.empty(); }) == 1) {
+          out.line("// The ops every match of a rule holds a call of: a function without one of them for each rule "
+                   "is not swept.");
+        }
+        out.line(op_table(needs_tables.back(), needs, registry));
+      }
       out.line("constexpr dpl::RuleInfo " + rule_table + "[] = {");
       out.indent();
-      for (const Rule& rule : pass.rules) {
+      for (size_t i = 0; i < pass.rules.size(); ++i) {
+        const Rule& rule = pass.rules[i];
         out.line("{" + string_literal(rule.name) + ", " +
-                 string_literal(file.basename + ":" + std::to_string(rule.name_loc.line)) + "},");
+                 string_literal(file.basename + ":" + std::to_string(rule.name_loc.line)) +
+                 (needs_tables[i].empty() ? "" : ", " + needs_tables[i]) + "},");
       }
       out.dedent();
       out.line("};");
     }
     out.blank();
     if (!root_ops.empty()) {
-      // An op declared in the file has its id at run time only: then the table is initialized at start-up.
-      const bool builtin = std::all_of(root_ops.begin(), root_ops.end(),
-                                       [](OpId op) { return op < std::size(kBuiltinOpIdents); });
-      std::vector<std::string> constants;
-      for (OpId op : root_ops) constants.push_back(op_constant(registry.get(op)));
       out.line("// The ops the rules of pass " + pass.name + " are rooted at: the driver queues no other node again.");
-      out.line(std::string(builtin ? "constexpr" : "const") + " dpl::OpId " + root_ops_table + "[] = {" +
-               fmt::format("{}", fmt::join(constants, ", ")) + "};");
+      out.line(op_table(root_ops_table, root_ops, registry));
       out.blank();
     }
     code.matcher_and_table = out.str();

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "dpl/compiler/match_order.h"
+#include "dpl/compiler/required_ops.h"
 #include "dpl/ir/dominators.h"
 
 namespace dpl::compiler {
@@ -1438,12 +1439,13 @@ class InterpretedPass {
     source_ = file.basename;
     for (size_t rule_index : rules) {
       locations_.push_back(file.basename + ":" + std::to_string(pass.rules[rule_index].name_loc.line));
+      needs_.push_back(required_ops(pass.rules[rule_index]));  // as dplc emits them: the driver skips alike
     }
     by_op_.resize(std::max(registry.size(), OpRegistry::global().size()));
     VisitOrder order = VisitOrder::OperandsFirst;
     for (size_t i = 0; i < rules.size(); ++i) {
       const Rule& rule = pass.rules[rules[i]];
-      rule_infos_.push_back(RuleInfo{rule.name, locations_[i]});
+      rule_infos_.push_back(RuleInfo{rule.name, locations_[i], needs_[i]});
       if (rule.kind == Rule::Kind::MultiRoot) {
         for (RootsAlternative& roots : expand_root_alternatives(rule)) {
           alternatives_.push_back(std::make_unique<Alternative>(registry, natives, std::move(roots), rule, i));
@@ -1537,6 +1539,7 @@ class InterpretedPass {
   std::string source_;
   std::vector<std::string> locations_;
   std::vector<RuleInfo> rule_infos_;
+  std::vector<std::vector<OpId>> needs_;  // RuleInfo::needs, per rule
   std::vector<std::unique_ptr<Alternative>> alternatives_;
   // In rule order then alternative order: per root op, at calls of module functions, at tuple items, at other
   // nodes.

@@ -184,9 +184,12 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_models_combine_projections_any_node(rewriter, root);
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_combine_projections_combine_biased_projections_needs[] = {dpl::op::add, dpl::op::matmul, dpl::op::permute_dims};
+constexpr dpl::OpId models_combine_projections_combine_projections_needs[] = {dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::RuleInfo models_combine_projections_rules[] = {
-  {"combine_biased_projections", "combine_projections.dpl:8"},
-  {"combine_projections", "combine_projections.dpl:15"},
+  {"combine_biased_projections", "combine_projections.dpl:8", models_combine_projections_combine_biased_projections_needs},
+  {"combine_projections", "combine_projections.dpl:15", models_combine_projections_combine_projections_needs},
 };
 
 }  // namespace

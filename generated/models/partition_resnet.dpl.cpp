@@ -53,9 +53,12 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_partition_conv_bn_models_conv2d_bn_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_batch_norm, dpl::op::nn_conv2d};
+constexpr dpl::OpId models_partition_conv_bn_models_conv2d_bn_needs[] = {dpl::op::nn_batch_norm, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo models_partition_conv_bn_rules[] = {
-  {"models.conv2d_bn_relu", "partition_resnet.dpl:8"},
-  {"models.conv2d_bn", "partition_resnet.dpl:9"},
+  {"models.conv2d_bn_relu", "partition_resnet.dpl:8", models_partition_conv_bn_models_conv2d_bn_relu_needs},
+  {"models.conv2d_bn", "partition_resnet.dpl:9", models_partition_conv_bn_models_conv2d_bn_needs},
 };
 
 // The ops the rules of pass models_partition_conv_bn are rooted at: the driver queues no other node again.

@@ -77,8 +77,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_partition_rotary_models_rotary_embedding_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::negative, dpl::op::strided_slice, dpl::op::concat};
 constexpr dpl::RuleInfo models_partition_rotary_rules[] = {
-  {"models.rotary_embedding", "partition_rotary.dpl:9"},
+  {"models.rotary_embedding", "partition_rotary.dpl:9", models_partition_rotary_models_rotary_embedding_needs},
 };
 
 // The ops the rules of pass models_partition_rotary are rooted at: the driver queues no other node again.

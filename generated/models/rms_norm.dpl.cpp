@@ -121,8 +121,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_fuse_rms_norm_rms_norm_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::rsqrt, dpl::op::mean};
 constexpr dpl::RuleInfo models_fuse_rms_norm_rules[] = {
-  {"rms_norm", "rms_norm.dpl:8"},
+  {"rms_norm", "rms_norm.dpl:8", models_fuse_rms_norm_rms_norm_needs},
 };
 
 // The ops the rules of pass models_fuse_rms_norm are rooted at: the driver queues no other node again.

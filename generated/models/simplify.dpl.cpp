@@ -58,9 +58,12 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_simplify_multiply_by_one_needs[] = {dpl::op::multiply};
+constexpr dpl::OpId models_simplify_add_zero_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo models_simplify_rules[] = {
-  {"multiply_by_one", "simplify.dpl:7"},
-  {"add_zero", "simplify.dpl:8"},
+  {"multiply_by_one", "simplify.dpl:7", models_simplify_multiply_by_one_needs},
+  {"add_zero", "simplify.dpl:8", models_simplify_add_zero_needs},
 };
 
 // The ops the rules of pass models_simplify are rooted at: the driver queues no other node again.

@@ -233,11 +233,16 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId models_fuse_attention_attention_with_mask_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::matmul, dpl::op::permute_dims, dpl::op::nn_softmax};
+constexpr dpl::OpId models_fuse_attention_attention_without_mask_needs[] = {dpl::op::multiply, dpl::op::matmul, dpl::op::permute_dims, dpl::op::nn_softmax};
+constexpr dpl::OpId models_fuse_attention_attention_grouped_query_needs[] = {dpl::op::permute_dims, dpl::op::reshape, dpl::op::broadcast_to, dpl::op::expand_dims, dpl::op::nn_attention};
+constexpr dpl::OpId models_fuse_attention_cancel_head_transposes_needs[] = {dpl::op::permute_dims};
 constexpr dpl::RuleInfo models_fuse_attention_rules[] = {
-  {"attention_with_mask", "transformer_attention.dpl:33"},
-  {"attention_without_mask", "transformer_attention.dpl:39"},
-  {"attention_grouped_query", "transformer_attention.dpl:47"},
-  {"cancel_head_transposes", "transformer_attention.dpl:57"},
+  {"attention_with_mask", "transformer_attention.dpl:33", models_fuse_attention_attention_with_mask_needs},
+  {"attention_without_mask", "transformer_attention.dpl:39", models_fuse_attention_attention_without_mask_needs},
+  {"attention_grouped_query", "transformer_attention.dpl:47", models_fuse_attention_attention_grouped_query_needs},
+  {"cancel_head_transposes", "transformer_attention.dpl:57", models_fuse_attention_cancel_head_transposes_needs},
 };
 
 // The ops the rules of pass models_fuse_attention are rooted at: the driver queues no other node again.

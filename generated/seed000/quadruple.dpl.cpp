@@ -37,8 +37,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed000_quadruple_quadruple_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo seed000_quadruple_rules[] = {
-  {"quadruple", "quadruple.dpl:4"},
+  {"quadruple", "quadruple.dpl:4", seed000_quadruple_quadruple_needs},
 };
 
 // The ops the rules of pass seed000_quadruple are rooted at: the driver queues no other node again.

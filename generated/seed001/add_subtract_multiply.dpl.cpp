@@ -47,8 +47,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed001_partition_ccompiler_add_subtract_multiply_needs[] = {dpl::op::add, dpl::op::subtract, dpl::op::multiply};
 constexpr dpl::RuleInfo seed001_partition_rules[] = {
-  {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7"},
+  {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7", seed001_partition_ccompiler_add_subtract_multiply_needs},
 };
 
 // The ops the rules of pass seed001_partition are rooted at: the driver queues no other node again.

@@ -179,9 +179,12 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_branches_any_node(rewriter, root);
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed002_combine_branches_combine_bias_add_needs[] = {dpl::op::add, dpl::op::matmul};
+constexpr dpl::OpId seed002_combine_branches_combine_relu_needs[] = {dpl::op::nn_relu, dpl::op::matmul};
 constexpr dpl::RuleInfo seed002_combine_branches_rules[] = {
-  {"combine_bias_add", "combine_branches.dpl:5"},
-  {"combine_relu", "combine_branches.dpl:11"},
+  {"combine_bias_add", "combine_branches.dpl:5", seed002_combine_branches_combine_bias_add_needs},
+  {"combine_relu", "combine_branches.dpl:11", seed002_combine_branches_combine_relu_needs},
 };
 
 }  // namespace

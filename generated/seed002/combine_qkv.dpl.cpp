@@ -99,8 +99,10 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed002_combine_qkv_combine_qkv_needs[] = {dpl::op::matmul};
 constexpr dpl::RuleInfo seed002_combine_qkv_rules[] = {
-  {"combine_qkv", "combine_qkv.dpl:6"},
+  {"combine_qkv", "combine_qkv.dpl:6", seed002_combine_qkv_combine_qkv_needs},
 };
 
 // The ops the rules of pass seed002_combine_qkv are rooted at: the driver queues no other node again.

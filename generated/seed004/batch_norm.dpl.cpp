@@ -91,8 +91,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_fold_batch_norm_fold_batch_norm_needs[] = {dpl::op::add, dpl::op::subtract, dpl::op::multiply, dpl::op::divide, dpl::op::sqrt};
 constexpr dpl::RuleInfo seed004_fold_batch_norm_rules[] = {
-  {"fold_batch_norm", "batch_norm.dpl:8"},
+  {"fold_batch_norm", "batch_norm.dpl:8", seed004_fold_batch_norm_fold_batch_norm_needs},
 };
 
 // The ops the rules of pass seed004_fold_batch_norm are rooted at: the driver queues no other node again.

@@ -42,8 +42,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_constant_conv_bias_to_add_constant_conv_bias_to_add_needs[] = {dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
-  {"constant_conv_bias_to_add", "constant.dpl:6"},
+  {"constant_conv_bias_to_add", "constant.dpl:6", seed004_constant_conv_bias_to_add_constant_conv_bias_to_add_needs},
 };
 
 // The ops the rules of pass seed004_constant_conv_bias_to_add are rooted at: the driver queues no other node again.

@@ -52,8 +52,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_3x3_kernels_to_hwio_kernel_3x3_to_hwio_needs[] = {dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_3x3_kernels_to_hwio_rules[] = {
-  {"kernel_3x3_to_hwio", "kernel_size.dpl:8"},
+  {"kernel_3x3_to_hwio", "kernel_size.dpl:8", seed004_3x3_kernels_to_hwio_kernel_3x3_to_hwio_needs},
 };
 
 // The ops the rules of pass seed004_3x3_kernels_to_hwio are rooted at: the driver queues no other node again.

@@ -50,9 +50,12 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_partition_conv_bias_seed004_conv2d_bias_add_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d, dpl::op::nn_bias_add};
+constexpr dpl::OpId seed004_partition_conv_bias_seed004_conv2d_bias_add_needs[] = {dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::RuleInfo seed004_partition_conv_bias_rules[] = {
-  {"seed004.conv2d_bias_add_relu", "partition_conv_bias.dpl:7"},
-  {"seed004.conv2d_bias_add", "partition_conv_bias.dpl:8"},
+  {"seed004.conv2d_bias_add_relu", "partition_conv_bias.dpl:7", seed004_partition_conv_bias_seed004_conv2d_bias_add_relu_needs},
+  {"seed004.conv2d_bias_add", "partition_conv_bias.dpl:8", seed004_partition_conv_bias_seed004_conv2d_bias_add_needs},
 };
 
 // The ops the rules of pass seed004_partition_conv_bias are rooted at: the driver queues no other node again.

@@ -53,8 +53,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_plus_zero_plus_zero_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo seed004_plus_zero_rules[] = {
-  {"plus_zero", "plus_zero.dpl:4"},
+  {"plus_zero", "plus_zero.dpl:4", seed004_plus_zero_plus_zero_needs},
 };
 
 // The ops the rules of pass seed004_plus_zero are rooted at: the driver queues no other node again.

@@ -70,8 +70,10 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_decompose_batch_norm_relu_decompose_batch_norm_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_batch_norm};
 constexpr dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
-  {"decompose_batch_norm_relu", "tuple_item.dpl:9"},
+  {"decompose_batch_norm_relu", "tuple_item.dpl:9", seed004_decompose_batch_norm_relu_decompose_batch_norm_relu_needs},
 };
 
 // The ops the rules of pass seed004_decompose_batch_norm_relu are rooted at: the driver queues no other node again.

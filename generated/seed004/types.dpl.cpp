@@ -98,10 +98,14 @@ namespace {
   }
 }
 
+// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+constexpr dpl::OpId seed004_types_astype_float32_noop_needs[] = {dpl::op::astype};
+constexpr dpl::OpId seed004_types_reshape_10x10_noop_needs[] = {dpl::op::reshape};
+constexpr dpl::OpId seed004_types_conv2d_relu_1x32x28x28_to_nhwc_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_types_rules[] = {
-  {"astype_float32_noop", "types.dpl:6"},
-  {"reshape_10x10_noop", "types.dpl:8"},
-  {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:11"},
+  {"astype_float32_noop", "types.dpl:6", seed004_types_astype_float32_noop_needs},
+  {"reshape_10x10_noop", "types.dpl:8", seed004_types_reshape_10x10_noop_needs},
+  {"conv2d_relu_1x32x28x28_to_nhwc", "types.dpl:11", seed004_types_conv2d_relu_1x32x28x28_to_nhwc_needs},
 };
 
 // The ops the rules of pass seed004_types are rooted at: the driver queues no other node again.

@@ -702,12 +702,40 @@ TEST(Driver, SkipsAFunctionHoldingNoCallOfThePasssRootOps) {
   EXPECT_EQ(result.stats.nodes_visited, 0u);
   EXPECT_EQ(result.stats.rewrites, 0u);
   EXPECT_TRUE(graph.x4->is_call_of(op::add));
+  // Told to sweep anyway, the driver visits the adds and the misrooted rule stops the pass.
+  RunOptions sweep;
+  sweep.sweep_every_function = true;
+  const PassResult forced = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function, sweep);
+  EXPECT_GT(forced.stats.nodes_visited, 0u);
+  EXPECT_FALSE(forced.ok());
+  EXPECT_TRUE(graph.x4->is_call_of(op::add)) << "the misrooted rewrite was undone";
   // Once the function holds an exp, the pass sweeps it.
   Node* e = graph.b.call("exp", {graph.x4});
   graph.b.output(e);
   const PassResult swept = run_pass(add_self_rooted_at("test_add_self_misrooted", kExpRoots), graph.function);
   EXPECT_GT(swept.stats.nodes_visited, 0u);
   EXPECT_FALSE(swept.ok());
+}
+
+// The same with the rule's table of needed ops (RuleInfo::needs, as dplc emits it): `add(x, x)` declared as
+// needing an exp as well, which the chained adds do not hold. No rule can match: the function is not swept.
+constexpr OpId kAddAndExp[] = {op::add, op::exp};
+constexpr RuleInfo kAddSelfNeedingExp[] = {{"add_self", "test.dpl:1", kAddAndExp}};
+
+TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
+  ChainedAdds graph;
+  const PassDef pass{"test_add_self_needs_exp", "x + x => x * 2, needing an exp", "test.dpl", kAddSelfNeedingExp,
+                     match_add_self_in_place, VisitOrder::OperandsFirst, false, kAddRoots};
+  const PassResult skipped = run_pass(pass, graph.function);
+  ASSERT_TRUE(skipped.ok()) << skipped.error;
+  EXPECT_EQ(skipped.stats.nodes_visited, 0u);
+  EXPECT_TRUE(graph.x4->is_call_of(op::add));
+  // With an exp in the function the rule may match (the table only says what a match needs): swept.
+  graph.b.output(graph.b.call("exp", {graph.x4}));
+  const PassResult swept = run_pass(pass, graph.function);
+  ASSERT_TRUE(swept.ok()) << swept.error;
+  EXPECT_EQ(swept.stats.rewrites, 2u);
+  EXPECT_TRUE(graph.x4->is_call_of(op::multiply));
 }
 
 // A matcher that reports a rule index past its table (a hand-written one, out of step with its PassDef).

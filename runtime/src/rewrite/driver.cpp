@@ -509,13 +509,19 @@ SweepFn sweep_of(const PassDef& pass) {
   return pass.visit_params ? &sweep_calling_match<kOperandsFirst, true> : &sweep_calling_match<kOperandsFirst, false>;
 }
 
-// Whether some node of `function` may be a root of the pass's rules. A pipeline runs many passes whose rules are
-// rooted at ops a model does not have (convolutions over a language model): those cost a look at their root ops,
-// not a sweep. Rules rooted at any value (no table of root ops) may match anywhere.
-bool may_hold_a_root(const PassDef& pass, const Function& function) {
-  if (pass.root_ops.empty() || pass.visit_params) return true;
-  return std::any_of(pass.root_ops.begin(), pass.root_ops.end(),
-                     [&function](OpId op) { return function.may_hold_call_of(op); });
+// Whether some rule of the pass may match in `function`, as far as the ops of its calls tell. A pipeline runs
+// many passes whose rules need ops a model does not have (convolutions over a language model, rsqrt for RMSNorm
+// over BERT): those cost a look at their tables, not a sweep. Rules rooted at any value (no table of root ops)
+// may be rooted anywhere; a rule that needs no op may match anywhere.
+bool may_match_in(const PassDef& pass, const Function& function) {
+  const auto held = [&function](OpId op) { return function.may_hold_call_of(op); };
+  if (!pass.root_ops.empty() && !pass.visit_params &&
+      std::none_of(pass.root_ops.begin(), pass.root_ops.end(), held)) {
+    return false;
+  }
+  return pass.rules.empty() || std::any_of(pass.rules.begin(), pass.rules.end(), [&held](const RuleInfo& rule) {
+           return std::all_of(rule.needs.begin(), rule.needs.end(), held);
+         });
 }
 
 // One sweep over `function` (none where no rule can be rooted; compacted either way, as a pass leaves every
@@ -526,7 +532,7 @@ void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
   uint64_t discarded = 0;
-  if (may_hold_a_root(pass, function)) {
+  if (options.sweep_every_function || may_match_in(pass, function)) {
     SweepScratch scratch;
     std::vector<uint8_t>& queued = scratch.queued();
     queued.assign(function.node_id_bound(), 1);

@@ -20,6 +20,10 @@ namespace dpl {
 struct RuleInfo {
   std::string_view name;
   std::string_view location;  // "simplify.dpl:3"
+  // Ops of which every match of the rule holds a call (dplc reads them off the left-hand side; empty: none is
+  // certain). A function that may hold no call of one of them (Function::may_hold_call_of) gives the rule nothing
+  // to match; where that is so for every rule of a pass, the driver does not sweep the function.
+  std::span<const OpId> needs = {};
 };
 
 class Rewriter;
@@ -101,6 +105,9 @@ struct PassResult {
 struct RunOptions {
   bool verify_each = false;      // run the IR verifier after every rewrite (tests)
   uint64_t budget_per_node = 16;  // rewrite budget = budget_per_node * live nodes + 1024
+  // Sweep a function even where the ops of its calls show that no rule can match (PassDef::root_ops,
+  // RuleInfo::needs): what a benchmark of matching alone, or a check that skipping changes nothing, asks for.
+  bool sweep_every_function = false;
 };
 
 // The dtype a new constant takes when a rule does not name one: that of the first candidate with a known tensor
