@@ -202,7 +202,7 @@ def build_table(runs, compile_info):
         if name.startswith("model/") and not run["error"]:
             _, model, pass_name = name.split("/")
             models.setdefault(model, []).append((pass_name, run))
-    # A pass rooted only at ops the model has no call of is not swept (the driver skips it): counted apart.
+    # A pass whose rules each need an op the model has no call of is not swept (the driver skips it): apart.
     def swept(run):
         return run.get("visited", 1) > 0
     for model, passes in models.items():
@@ -224,7 +224,7 @@ def build_table(runs, compile_info):
                       median.get("ns_per_visited"), median.get("ns_per_node"), None, "median of the passes: a sweep")
         if skipped:
             median = sorted(skipped, key=lambda r: r["seconds"])[len(skipped) // 2]
-            table.add(f"{model}: {len(skipped)} passes rooted at ops it has no call of", int(median["nodes"]),
+            table.add(f"{model}: {len(skipped)} passes no rule of which can match in it", int(median["nodes"]),
                       median["seconds"], None, None, None, "median of the passes: not swept")
         # The interpreted passes of examples/models that find nothing here: matching alone, both ways.
         idle_pairs = [(run, runs[f"model-interpreted/{model}/{pass_name}"]) for pass_name, run in passes
@@ -300,7 +300,9 @@ def target_lines(runs, compile_info):
             ratios.append((run["seconds"] / compiled["seconds"], interpreted_label(name)))
     for name, run in sorted(runs.items()):
         compiled = runs.get(name.replace("model-interpreted/", "model/", 1))
-        if name.startswith("model-interpreted/") and compiled and not run["error"] and not compiled["error"]:
+        # A pass neither mode sweeps (no rule can match in the model) has no ratio to speak of.
+        if (name.startswith("model-interpreted/") and compiled and not run["error"] and not compiled["error"]
+                and compiled.get("visited", 1) > 0):
             label = "/".join(name.split("/")[1:]) + ("" if compiled["rewrites"] != 0 else " (matches nothing)")
             ratios.append((run["seconds"] / compiled["seconds"], label))
     if ratios:
