@@ -117,6 +117,11 @@ def allocations_note(run):
     return "" if value is None else f"; {value:.2f} allocations per rewrite" if value < 10 else f"; {value:.1f} allocations per rewrite"
 
 
+def swept(run):
+    """False for a pass the driver did not sweep: each of its rules needs an op the graph has no call of."""
+    return run.get("visited", 1) > 0
+
+
 def build_table(runs, compile_info):
     table = Table()
     errors = [f"{name}: {run['error']}" for name, run in runs.items() if run["error"]]
@@ -202,9 +207,6 @@ def build_table(runs, compile_info):
         if name.startswith("model/") and not run["error"]:
             _, model, pass_name = name.split("/")
             models.setdefault(model, []).append((pass_name, run))
-    # A pass whose rules each need an op the model has no call of is not swept (the driver skips it): apart.
-    def swept(run):
-        return run.get("visited", 1) > 0
     for model, passes in models.items():
         idle = [run for _, run in passes if run["rewrites"] == 0 and swept(run)]
         skipped = [run for _, run in passes if not swept(run)]
@@ -302,7 +304,7 @@ def target_lines(runs, compile_info):
         compiled = runs.get(name.replace("model-interpreted/", "model/", 1))
         # A pass neither mode sweeps (no rule can match in the model) has no ratio to speak of.
         if (name.startswith("model-interpreted/") and compiled and not run["error"] and not compiled["error"]
-                and compiled.get("visited", 1) > 0):
+                and swept(compiled)):
             label = "/".join(name.split("/")[1:]) + ("" if compiled["rewrites"] != 0 else " (matches nothing)")
             ratios.append((run["seconds"] / compiled["seconds"], label))
     if ratios:

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "dpl/compiler/decision_tree.h"
 #include "dpl/compiler/match_order.h"
@@ -2419,11 +2420,12 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
       // Per rule, the ops every match of it holds a call of (RuleInfo::needs): where the function holds none of
       // some rule's and none of the others', the driver does not sweep it.
       std::vector<std::string> needs_tables;
+      bool explained = false;  // the tables' comment goes before the first one
       for (const Rule& rule : pass.rules) {
         const std::vector<OpId> needs = required_ops(rule);
         needs_tables.push_back(needs.empty() ? "" : names.fresh(pass.name + "_" + rule.name + "_needs"));
         if (needs.empty()) continue;
-        if (std::count_if(needs_tables.begin(), needs_tables.end(), [](const auto& t) { return !t.empty(); }) == 1) {
+        if (!std::exchange(explained, true)) {
           out.line("// The ops every match of a rule holds a call of: a function without one of them for each rule "
                    "is not swept.");
         }
