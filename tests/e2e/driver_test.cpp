@@ -731,11 +731,24 @@ TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
   EXPECT_EQ(skipped.stats.nodes_visited, 0u);
   EXPECT_TRUE(graph.x4->is_call_of(op::add));
   // With an exp in the function the rule may match (the table only says what a match needs): swept.
-  graph.b.output(graph.b.call("exp", {graph.x4}));
+  Node* exp = graph.b.call("exp", {graph.x4});
+  graph.b.output(exp);
   const PassResult swept = run_pass(pass, graph.function);
   ASSERT_TRUE(swept.ok()) << swept.error;
   EXPECT_EQ(swept.stats.rewrites, 2u);
   EXPECT_TRUE(graph.x4->is_call_of(op::multiply));
+  // Without the exp again (the output moves past it, and compaction, as a pass leaves a function, removes it),
+  // nothing is swept: the function counts its calls, it does not only remember which it once held.
+  Node* sum = graph.b.call("add", {exp->operand(0), exp->operand(0)});
+  graph.b.output(sum);
+  graph.function.compact();
+  const PassResult without_exp = run_pass(pass, graph.function);
+  ASSERT_TRUE(without_exp.ok()) << without_exp.error;
+  EXPECT_EQ(without_exp.stats.nodes_visited, 0u);
+  EXPECT_EQ(without_exp.stats.rewrites, 0u);
+  EXPECT_TRUE(sum->is_call_of(op::add));
+  EXPECT_FALSE(graph.function.holds_call_of(op::exp));
+  EXPECT_EQ(verify(graph.function), "");
 }
 
 // A matcher that reports a rule index past its table (a hand-written one, out of step with its PassDef).

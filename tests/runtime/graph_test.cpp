@@ -128,31 +128,44 @@ TEST_F(Graph, CallsWithDefaultsBuildWhatCheckedCallsBuild) {
   EXPECT_EQ(verify(f), "");
 }
 
-TEST_F(Graph, RemembersEveryOpItsCallsWereCreatedOrRebuiltWith) {
-  // What lets the driver skip a pass rooted at ops a function never held: every way a call comes to be counts
-  // (a new call, a copy from another function, a rebuild in place), and removing the last one does not forget it.
+TEST_F(Graph, CountsTheLiveCallsOfEachOp) {
+  // What lets the driver skip a pass whose rules need ops a function does not hold: every way a call comes to be
+  // counts (a new call, a copy from another function, a rebuild in place), and every way it goes (a rebuild into
+  // another op, erase_unused(), compact() of what the output no longer reaches) takes it off again.
   Node* x = b.param("x", f32({4}));
-  EXPECT_FALSE(f.may_hold_call_of(op::exp));
+  EXPECT_FALSE(f.holds_call_of(op::exp));
   Node* e = b.call("exp", {x});
-  EXPECT_TRUE(f.may_hold_call_of(op::exp));
-  EXPECT_FALSE(f.may_hold_call_of(op::tanh));
+  Node* e2 = b.call("exp", {e});
+  EXPECT_EQ(f.num_calls_of(op::exp), 2u);
+  EXPECT_FALSE(f.holds_call_of(op::tanh));
   std::string error;
   const std::span<Node* const> just_x(&x, 1);
   const AttrList* attrs = f.default_attrs(op::tanh);
   f.rebuild_call(e, op::tanh, just_x, attrs, f.infer_call(op::tanh, just_x, attrs, error));
   EXPECT_TRUE(e->is_call_of(op::tanh));
-  EXPECT_TRUE(f.may_hold_call_of(op::tanh));
-  EXPECT_TRUE(f.may_hold_call_of(op::exp)) << "a superset: no exp is left, but the record stays";
-  Node* n = b.call("negative", {e});
+  EXPECT_EQ(f.num_calls_of(op::tanh), 1u);
+  EXPECT_EQ(f.num_calls_of(op::exp), 1u) << "the rebuilt call is no exp any more";
+  Node* n = b.call("negative", {e2});
+  Node* unused = b.call("sigmoid", {x});
   b.output(n);
+  EXPECT_EQ(verify(f), "");
+  EXPECT_EQ(f.erase_unused(unused), 1u);
+  EXPECT_FALSE(f.holds_call_of(op::sigmoid));
+  // The output moves to the tanh: the negative and the second exp are left unreachable, and compact() removes them.
+  f.set_output(e);
+  f.compact();
+  EXPECT_FALSE(f.holds_call_of(op::negative));
+  EXPECT_FALSE(f.holds_call_of(op::exp));
+  EXPECT_EQ(f.num_calls_of(op::tanh), 1u);
+  EXPECT_EQ(verify(f), "") << "verify() recounts the calls";
 
   Function g("g");
   Node* gx = g.add_param("x", x->type());
-  Node* copied = g.add_call_like(f, *n, std::span<Node* const>(&gx, 1), error);
+  Node* copied = g.add_call_like(f, *e, std::span<Node* const>(&gx, 1), error);
   ASSERT_NE(copied, nullptr) << error;
-  EXPECT_TRUE(g.may_hold_call_of(op::negative));
-  EXPECT_FALSE(g.may_hold_call_of(op::tanh));
-  EXPECT_FALSE(g.may_hold_call_of(static_cast<OpId>(OpRegistry::global().size() + 100))) << "past the table";
+  EXPECT_TRUE(g.holds_call_of(op::tanh));
+  EXPECT_FALSE(g.holds_call_of(op::negative));
+  EXPECT_FALSE(g.holds_call_of(static_cast<OpId>(OpRegistry::global().size() + 100))) << "past the table";
 }
 
 TEST_F(Graph, CallsCopiedIntoAnotherFunctionKeepOpAttributesAndType) {

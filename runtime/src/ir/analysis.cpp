@@ -412,6 +412,18 @@ std::string verify_structure(const Function& function) {
     if (expected != node->type())
       return label(node) + " has type " + node->type()->str() + " but its definition gives " + expected->str();
   }
+
+  // The count of live calls per op, which lets the driver skip a pass whose rules cannot match here.
+  std::vector<uint32_t> calls(OpRegistry::global().size(), 0);
+  for (const Node* node : nodes) {
+    if (!node->is_dead() && node->is_call() && node->op() < calls.size()) ++calls[node->op()];
+  }
+  for (size_t op = 0; op < calls.size(); ++op) {
+    const uint32_t counted = function.num_calls_of(static_cast<OpId>(op));
+    if (counted != calls[op])
+      return "the function counts " + std::to_string(counted) + " calls of " +
+             OpRegistry::global().get(static_cast<OpId>(op)).name + " but holds " + std::to_string(calls[op]);
+  }
   return {};
 }
 

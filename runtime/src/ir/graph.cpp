@@ -467,15 +467,15 @@ Node* Function::add_call(OpId op, std::span<Node* const> operands, const AttrLis
   return add_interned_call(op, operands, checked_attrs(op, operands, attrs, error), error);
 }
 
-// Inline: every call created or rebuilt notes its op (one store, to a table of a few hundred bytes).
-inline void Function::note_call_of(OpId op) {
-  if (op >= ops_held_.size()) [[unlikely]] return note_first_call_beyond(op);
-  ops_held_[op] = 1;
+// Inline: every call created or rebuilt counts its op (one increment, in a table of a few hundred entries).
+inline void Function::count_call_of(OpId op) {
+  if (op >= calls_of_op_.size()) [[unlikely]] return count_first_call_beyond(op);
+  ++calls_of_op_[op];
 }
 
-void Function::note_first_call_beyond(OpId op) {
-  ops_held_.resize(std::max<size_t>(size_t{op} + 1, registry_.size()), 0);
-  ops_held_[op] = 1;
+void Function::count_first_call_beyond(OpId op) {
+  calls_of_op_.resize(std::max<size_t>(size_t{op} + 1, registry_.size()), 0);
+  ++calls_of_op_[op];
 }
 
 Node* Function::add_interned_call(OpId op, std::span<Node* const> operands, const AttrList* interned,
@@ -548,7 +548,7 @@ Node* Function::add_checked_call(const OpInfo& info, std::span<Node* const> oper
   Node* node = new_node(NodeKind::Call, type, operands);
   node->op_ = info.id;
   node->attrs_ = interned;
-  note_call_of(info.id);
+  count_call_of(info.id);
   return node;
 }
 
@@ -566,7 +566,7 @@ Node* Function::add_call_like(const Function& source, const Node& original, std:
   Node* node = new_node(NodeKind::Call, original.type_, operands);
   node->op_ = original.op_;
   node->attrs_ = attrs;
-  note_call_of(original.op_);
+  count_call_of(original.op_);
   return node;
 }
 
@@ -654,10 +654,11 @@ size_t Function::rebuild_call(Node* node, OpId op, std::span<Node* const> operan
     node->drop_operands();
     set_operands(node, operands);
   }
+  --calls_of_op_[node->op_];  // a call, counted when it became one
   node->op_ = op;
   node->attrs_ = attrs;
   node->type_ = type;
-  note_call_of(op);
+  count_call_of(op);
   if (late) mark_late_user(node);
   size_t removed = 0;
   for (Node* old : old_operands) {
@@ -730,6 +731,7 @@ uint8_t& Function::state_of(uint32_t id) {
 
 inline void Function::set_dead(Node* node) {
   node->dead_ = true;
+  if (node->kind_ == NodeKind::Call) --calls_of_op_[node->op_];
   dead_ids_.push_back(node->id_);
   if (node->kind_ == NodeKind::FuncCall) [[unlikely]] record_removed_call(node);
 }

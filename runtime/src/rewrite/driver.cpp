@@ -514,7 +514,7 @@ SweepFn sweep_of(const PassDef& pass) {
 // over BERT): those cost a look at their tables, not a sweep. Rules rooted at any value (no table of root ops)
 // may be rooted anywhere; a rule that needs no op may match anywhere.
 bool may_match_in(const PassDef& pass, const Function& function) {
-  const auto held = [&function](OpId op) { return function.may_hold_call_of(op); };
+  const auto held = [&function](OpId op) { return function.holds_call_of(op); };
   if (!pass.root_ops.empty() && !pass.visit_params &&
       std::none_of(pass.root_ops.begin(), pass.root_ops.end(), held)) {
     return false;

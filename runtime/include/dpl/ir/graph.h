@@ -233,10 +233,10 @@ class Function {
   // Whether add_func_call() was ever called (its nodes may have been removed since): a module's call graph need
   // not read the nodes of the functions that call nothing (the 10^4 composites of a partitioned model).
   bool may_call_functions() const { return may_call_functions_; }
-  // Whether the function may hold a call of `op`: false when no call of it was ever created here or rebuilt into
-  // it (removing the last one does not make this false again). A pass whose rules are all rooted at ops the
-  // function may not hold has nothing to visit there.
-  bool may_hold_call_of(OpId op) const { return op < ops_held_.size() && ops_held_[op] != 0; }
+  // How many live calls of `op` the function holds, kept as calls are created, rebuilt and removed (verify()
+  // recounts them). A pass whose rules are all rooted at ops the function does not hold has nothing to visit there.
+  uint32_t num_calls_of(OpId op) const { return op < calls_of_op_.size() ? calls_of_op_[op] : 0; }
+  bool holds_call_of(OpId op) const { return num_calls_of(op) != 0; }
 
   // Room for this many nodes in all, `params` of them parameters: a function built to a known size (a partition's
   // composite) then grows its lists once.
@@ -443,10 +443,10 @@ class Function {
   bool private_ = false;
   bool dataflow_ = true;
   bool may_call_functions_ = false;
-  // By op id: whether a call of that op was ever created or rebuilt here (may_hold_call_of()).
-  std::vector<uint8_t> ops_held_;
-  void note_call_of(OpId op);
-  [[gnu::noinline, gnu::cold]] void note_first_call_beyond(OpId op);  // note_call_of() past the table's end
+  // By op id: the live calls of that op (num_calls_of()).
+  std::vector<uint32_t> calls_of_op_;
+  void count_call_of(OpId op);
+  [[gnu::noinline, gnu::cold]] void count_first_call_beyond(OpId op);  // count_call_of() past the table's end
   uint32_t next_id_ = 0;
 };
 

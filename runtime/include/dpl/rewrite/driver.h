@@ -21,8 +21,8 @@ struct RuleInfo {
   std::string_view name;
   std::string_view location;  // "simplify.dpl:3"
   // Ops of which every match of the rule holds a call (dplc reads them off the left-hand side; empty: none is
-  // certain). A function that may hold no call of one of them (Function::may_hold_call_of) gives the rule nothing
-  // to match; where that is so for every rule of a pass, the driver does not sweep the function.
+  // certain). A function that holds no call of one of them (Function::holds_call_of) gives the rule nothing to
+  // match; where that is so for every rule of a pass, the driver does not sweep the function.
   std::span<const OpId> needs = {};
 };
 
@@ -56,8 +56,8 @@ struct PassDef {
   // The ops of the calls the rules are rooted at, when every rule is rooted at an op call (empty: any node may
   // be a root). After a rewrite the driver queues only such calls again: the matcher would turn the others away
   // (`add(x, x) => multiply(x, 2)` rebuilt as a multiply is not visited again). A rule that fires at a node the
-  // table leaves out stops the pass with an error (PassResult::error). A function that may hold no call of
-  // these ops (Function::may_hold_call_of) is not swept at all.
+  // table leaves out stops the pass with an error (PassResult::error). A function that holds no call of
+  // these ops (Function::holds_call_of) is not swept at all.
   std::span<const OpId> root_ops = {};
   // The loop that visits the nodes, with `match` inlined and `order` and `visit_params` fixed (dplc emits
   // compiled_sweep<match, order, visit_params>: a copy that changes those fields must reset this one); nullptr:
