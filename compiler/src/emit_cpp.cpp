@@ -2426,8 +2426,8 @@ EmittedCpp emit_cpp(const AstFile& file, const EmitOptions& options, const OpReg
         needs_tables.push_back(needs.empty() ? "" : names.fresh(pass.name + "_" + rule.name + "_needs"));
         if (needs.empty()) continue;
         if (!std::exchange(explained, true)) {
-          out.line("// The ops every match of a rule holds a call of: a function without one of them for each rule "
-                   "is not swept.");
+          out.line("// The ops every match of a rule holds a call of, once per call: a function without them for "
+                   "each rule is not swept.");
         }
         out.line(op_table(needs_tables.back(), needs, registry));
       }

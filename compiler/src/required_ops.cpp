@@ -7,8 +7,12 @@
 namespace dpl::compiler {
 namespace {
 
-using OpSet = std::vector<OpId>;  // sorted, no duplicates
+// Sorted; an op appears once per call of it that every match holds (a multiset). On multisets set_union keeps
+// the larger count of each op and set_intersection the smaller.
+using OpSet = std::vector<OpId>;
 
+// Patterns that may match the same node (sibling operands, the roots of a multi-root rule): a match holds what
+// the one needing more holds, not the sum.
 OpSet united(OpSet a, const OpSet& b) {
   OpSet out;
   std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
@@ -18,6 +22,13 @@ OpSet united(OpSet a, const OpSet& b) {
 OpSet intersected(const OpSet& a, const OpSet& b) {
   OpSet out;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// A call and what its operands' patterns match are different nodes (a graph has no cycles): the counts add up.
+OpSet with_call_of(const OpSet& below, OpId op) {
+  OpSet out(below);
+  out.insert(std::upper_bound(out.begin(), out.end(), op), op);
   return out;
 }
 
@@ -41,8 +52,7 @@ OpSet required_by(const Pattern& pattern) {
     // `nn.relu?(x)` may be x alone; a composite's call is a call of a function, not of an op.
     if (call->optional) return call->operands.size() == 1 ? required_by(*call->operands.front()) : OpSet{};
     OpSet out = required_by_all(call->operands);
-    if (call->ops.size() == 1 && !call->composite) out = united(std::move(out), {call->ops.front().id});
-    return out;
+    return call->ops.size() == 1 && !call->composite ? with_call_of(out, call->ops.front().id) : out;
   }
   if (const auto* item = std::get_if<ItemPattern>(&pattern.node)) return required_by(*item->tuple);
   if (const auto* tuple = std::get_if<TuplePattern>(&pattern.node)) return required_by_all(tuple->fields);

@@ -184,7 +184,7 @@ bool rule_combine_projections(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_models_combine_projections_any_node(rewriter, root);
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_combine_projections_combine_biased_projections_needs[] = {dpl::op::add, dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::OpId models_combine_projections_combine_projections_needs[] = {dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::RuleInfo models_combine_projections_rules[] = {

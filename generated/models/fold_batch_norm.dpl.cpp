@@ -71,7 +71,7 @@ namespace {
   return -1;
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_fold_batch_norm_fold_conv_batch_norm_needs[] = {dpl::op::nn_batch_norm, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo models_fold_batch_norm_rules[] = {
   {"fold_conv_batch_norm", "fold_batch_norm.dpl:14", models_fold_batch_norm_fold_conv_batch_norm_needs},

@@ -126,10 +126,10 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_partition_linear_models_linear_bias_gelu_needs[] = {dpl::op::add, dpl::op::nn_gelu, dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::OpId models_partition_linear_models_linear_bias_needs[] = {dpl::op::add, dpl::op::matmul, dpl::op::permute_dims};
-constexpr dpl::OpId models_partition_linear_models_gated_mlp_needs[] = {dpl::op::multiply, dpl::op::nn_silu, dpl::op::matmul, dpl::op::permute_dims};
+constexpr dpl::OpId models_partition_linear_models_gated_mlp_needs[] = {dpl::op::multiply, dpl::op::nn_silu, dpl::op::matmul, dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::OpId models_partition_linear_models_linear_needs[] = {dpl::op::matmul, dpl::op::permute_dims};
 constexpr dpl::RuleInfo models_partition_linear_rules[] = {
   {"models.linear_bias_gelu", "partition_linear.dpl:13", models_partition_linear_models_linear_bias_gelu_needs},

@@ -53,7 +53,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_partition_conv_bn_models_conv2d_bn_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_batch_norm, dpl::op::nn_conv2d};
 constexpr dpl::OpId models_partition_conv_bn_models_conv2d_bn_needs[] = {dpl::op::nn_batch_norm, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo models_partition_conv_bn_rules[] = {

@@ -77,7 +77,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_partition_rotary_models_rotary_embedding_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::negative, dpl::op::strided_slice, dpl::op::concat};
 constexpr dpl::RuleInfo models_partition_rotary_rules[] = {
   {"models.rotary_embedding", "partition_rotary.dpl:9", models_partition_rotary_models_rotary_embedding_needs},

@@ -40,7 +40,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_pool_before_relu_pool_before_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_max_pool2d};
 constexpr dpl::RuleInfo models_pool_before_relu_rules[] = {
   {"pool_before_relu", "pool_before_relu.dpl:8", models_pool_before_relu_pool_before_relu_needs},

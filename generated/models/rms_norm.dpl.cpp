@@ -121,8 +121,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId models_fuse_rms_norm_rms_norm_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::rsqrt, dpl::op::mean};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId models_fuse_rms_norm_rms_norm_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::multiply, dpl::op::rsqrt, dpl::op::mean};
 constexpr dpl::RuleInfo models_fuse_rms_norm_rules[] = {
   {"rms_norm", "rms_norm.dpl:8", models_fuse_rms_norm_rms_norm_needs},
 };

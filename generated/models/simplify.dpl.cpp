@@ -58,7 +58,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId models_simplify_multiply_by_one_needs[] = {dpl::op::multiply};
 constexpr dpl::OpId models_simplify_add_zero_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo models_simplify_rules[] = {

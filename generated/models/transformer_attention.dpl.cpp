@@ -233,11 +233,11 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId models_fuse_attention_attention_with_mask_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::matmul, dpl::op::permute_dims, dpl::op::nn_softmax};
-constexpr dpl::OpId models_fuse_attention_attention_without_mask_needs[] = {dpl::op::multiply, dpl::op::matmul, dpl::op::permute_dims, dpl::op::nn_softmax};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId models_fuse_attention_attention_with_mask_needs[] = {dpl::op::add, dpl::op::multiply, dpl::op::matmul, dpl::op::matmul, dpl::op::permute_dims, dpl::op::permute_dims, dpl::op::nn_softmax};
+constexpr dpl::OpId models_fuse_attention_attention_without_mask_needs[] = {dpl::op::multiply, dpl::op::matmul, dpl::op::matmul, dpl::op::permute_dims, dpl::op::permute_dims, dpl::op::nn_softmax};
 constexpr dpl::OpId models_fuse_attention_attention_grouped_query_needs[] = {dpl::op::permute_dims, dpl::op::reshape, dpl::op::broadcast_to, dpl::op::expand_dims, dpl::op::nn_attention};
-constexpr dpl::OpId models_fuse_attention_cancel_head_transposes_needs[] = {dpl::op::permute_dims};
+constexpr dpl::OpId models_fuse_attention_cancel_head_transposes_needs[] = {dpl::op::permute_dims, dpl::op::permute_dims};
 constexpr dpl::RuleInfo models_fuse_attention_rules[] = {
   {"attention_with_mask", "transformer_attention.dpl:33", models_fuse_attention_attention_with_mask_needs},
   {"attention_without_mask", "transformer_attention.dpl:39", models_fuse_attention_attention_without_mask_needs},

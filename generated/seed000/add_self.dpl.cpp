@@ -34,7 +34,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed000_add_self_add_self_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo seed000_add_self_rules[] = {
   {"add_self", "add_self.dpl:4", seed000_add_self_add_self_needs},

@@ -130,8 +130,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed000_attention_fuse_attention_needs[] = {dpl::op::multiply, dpl::op::matmul, dpl::op::permute_dims, dpl::op::reshape, dpl::op::nn_softmax};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed000_attention_fuse_attention_needs[] = {dpl::op::multiply, dpl::op::matmul, dpl::op::matmul, dpl::op::permute_dims, dpl::op::permute_dims, dpl::op::permute_dims, dpl::op::reshape, dpl::op::reshape, dpl::op::nn_softmax};
 constexpr dpl::RuleInfo seed000_attention_rules[] = {
   {"fuse_attention", "attention.dpl:16", seed000_attention_fuse_attention_needs},
 };

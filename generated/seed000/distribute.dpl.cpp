@@ -44,7 +44,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed000_distribute_distribute_const_multiply_needs[] = {dpl::op::add, dpl::op::multiply};
 constexpr dpl::RuleInfo seed000_distribute_rules[] = {
   {"distribute_const_multiply", "distribute.dpl:5", seed000_distribute_distribute_const_multiply_needs},

@@ -38,8 +38,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed000_keep_original_quadruple_float16_needs[] = {dpl::op::add};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed000_keep_original_quadruple_float16_needs[] = {dpl::op::add, dpl::op::add};
 constexpr dpl::RuleInfo seed000_keep_original_rules[] = {
   {"quadruple_float16", "keep_original.dpl:6", seed000_keep_original_quadruple_float16_needs},
 };

@@ -37,8 +37,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed000_quadruple_quadruple_needs[] = {dpl::op::add};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed000_quadruple_quadruple_needs[] = {dpl::op::add, dpl::op::add};
 constexpr dpl::RuleInfo seed000_quadruple_rules[] = {
   {"quadruple", "quadruple.dpl:4", seed000_quadruple_quadruple_needs},
 };

@@ -47,7 +47,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed001_partition_ccompiler_add_subtract_multiply_needs[] = {dpl::op::add, dpl::op::subtract, dpl::op::multiply};
 constexpr dpl::RuleInfo seed001_partition_rules[] = {
   {"ccompiler.add_subtract_multiply", "add_subtract_multiply.dpl:7", seed001_partition_ccompiler_add_subtract_multiply_needs},

@@ -179,7 +179,7 @@ bool rule_combine_relu(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_branches_any_node(rewriter, root);
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed002_combine_branches_combine_bias_add_needs[] = {dpl::op::add, dpl::op::matmul};
 constexpr dpl::OpId seed002_combine_branches_combine_relu_needs[] = {dpl::op::nn_relu, dpl::op::matmul};
 constexpr dpl::RuleInfo seed002_combine_branches_rules[] = {

@@ -153,7 +153,7 @@ bool rule_combine_parameter_weights(dpl::Rewriter& rewriter, dpl::Node* root) {
   return match_seed002_combine_parallel_matmuls_any_node(rewriter, root);
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed002_combine_parallel_matmuls_combine_constant_weights_needs[] = {dpl::op::matmul};
 constexpr dpl::OpId seed002_combine_parallel_matmuls_combine_parameter_weights_needs[] = {dpl::op::matmul};
 constexpr dpl::RuleInfo seed002_combine_parallel_matmuls_rules[] = {

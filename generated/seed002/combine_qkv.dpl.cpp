@@ -99,7 +99,7 @@ bool rule_combine_qkv(dpl::Rewriter& rewriter, dpl::Node* root) {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed002_combine_qkv_combine_qkv_needs[] = {dpl::op::matmul};
 constexpr dpl::RuleInfo seed002_combine_qkv_rules[] = {
   {"combine_qkv", "combine_qkv.dpl:6", seed002_combine_qkv_combine_qkv_needs},

@@ -91,8 +91,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed004_fold_batch_norm_fold_batch_norm_needs[] = {dpl::op::add, dpl::op::subtract, dpl::op::multiply, dpl::op::divide, dpl::op::sqrt};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed004_fold_batch_norm_fold_batch_norm_needs[] = {dpl::op::add, dpl::op::add, dpl::op::subtract, dpl::op::multiply, dpl::op::divide, dpl::op::sqrt};
 constexpr dpl::RuleInfo seed004_fold_batch_norm_rules[] = {
   {"fold_batch_norm", "batch_norm.dpl:8", seed004_fold_batch_norm_fold_batch_norm_needs},
 };

@@ -42,7 +42,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_constant_conv_bias_to_add_constant_conv_bias_to_add_needs[] = {dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::RuleInfo seed004_constant_conv_bias_to_add_rules[] = {
   {"constant_conv_bias_to_add", "constant.dpl:6", seed004_constant_conv_bias_to_add_constant_conv_bias_to_add_needs},

@@ -50,7 +50,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_nhwc_conv2d_to_nchw_nhwc_conv2d_to_nchw_needs[] = {dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_nhwc_conv2d_to_nchw_rules[] = {
   {"nhwc_conv2d_to_nchw", "data_layout.dpl:6", seed004_nhwc_conv2d_to_nchw_nhwc_conv2d_to_nchw_needs},

@@ -49,7 +49,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_relu_plus_leaky_relu_relu_plus_leaky_relu_needs[] = {dpl::op::add, dpl::op::nn_relu, dpl::op::nn_leaky_relu, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_relu_plus_leaky_relu_rules[] = {
   {"relu_plus_leaky_relu", "diamond.dpl:6", seed004_relu_plus_leaky_relu_relu_plus_leaky_relu_needs},

@@ -42,7 +42,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_partition_conv_elementwise_add_seed004_conv2d_elementwise_add_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo seed004_partition_conv_elementwise_add_rules[] = {
   {"seed004.conv2d_elementwise_add", "dominator.dpl:9", seed004_partition_conv_elementwise_add_seed004_conv2d_elementwise_add_needs},

@@ -52,7 +52,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_3x3_kernels_to_hwio_kernel_3x3_to_hwio_needs[] = {dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_3x3_kernels_to_hwio_rules[] = {
   {"kernel_3x3_to_hwio", "kernel_size.dpl:8", seed004_3x3_kernels_to_hwio_kernel_3x3_to_hwio_needs},

@@ -100,7 +100,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_binary_op_of_transposes_binary_op_of_transposes_needs[] = {dpl::op::permute_dims};
 constexpr dpl::RuleInfo seed004_binary_op_of_transposes_rules[] = {
   {"binary_op_of_transposes", "op_class.dpl:10", seed004_binary_op_of_transposes_binary_op_of_transposes_needs},

@@ -63,7 +63,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_conv_block_global_pool_conv_block_global_mean_to_pool_needs[] = {dpl::op::mean, dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::RuleInfo seed004_conv_block_global_pool_rules[] = {
   {"conv_block_global_mean_to_pool", "optional.dpl:7", seed004_conv_block_global_pool_conv_block_global_mean_to_pool_needs},

@@ -35,7 +35,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_partition_one_layer_one_layer_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_partition_one_layer_rules[] = {
   {"one_layer", "partition_attributes.dpl:7", seed004_partition_one_layer_one_layer_needs},

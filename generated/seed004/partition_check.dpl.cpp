@@ -46,7 +46,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_partition_checked_seed004_nchw_batch1_conv2d_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d};
 constexpr dpl::RuleInfo seed004_partition_checked_rules[] = {
   {"seed004.nchw_batch1_conv2d_relu", "partition_check.dpl:6", seed004_partition_checked_seed004_nchw_batch1_conv2d_relu_needs},

@@ -50,7 +50,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_partition_conv_bias_seed004_conv2d_bias_add_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::OpId seed004_partition_conv_bias_seed004_conv2d_bias_add_needs[] = {dpl::op::nn_conv2d, dpl::op::nn_bias_add};
 constexpr dpl::RuleInfo seed004_partition_conv_bias_rules[] = {

@@ -53,7 +53,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_plus_zero_plus_zero_needs[] = {dpl::op::add};
 constexpr dpl::RuleInfo seed004_plus_zero_rules[] = {
   {"plus_zero", "plus_zero.dpl:4", seed004_plus_zero_plus_zero_needs},

@@ -70,7 +70,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_decompose_batch_norm_relu_decompose_batch_norm_relu_needs[] = {dpl::op::nn_relu, dpl::op::nn_batch_norm};
 constexpr dpl::RuleInfo seed004_decompose_batch_norm_relu_rules[] = {
   {"decompose_batch_norm_relu", "tuple_item.dpl:9", seed004_decompose_batch_norm_relu_decompose_batch_norm_relu_needs},

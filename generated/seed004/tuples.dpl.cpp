@@ -69,9 +69,9 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed004_flatten_concat_flatten_concat_left_needs[] = {dpl::op::concat};
-constexpr dpl::OpId seed004_flatten_concat_flatten_concat_right_needs[] = {dpl::op::concat};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed004_flatten_concat_flatten_concat_left_needs[] = {dpl::op::concat, dpl::op::concat};
+constexpr dpl::OpId seed004_flatten_concat_flatten_concat_right_needs[] = {dpl::op::concat, dpl::op::concat};
 constexpr dpl::RuleInfo seed004_flatten_concat_rules[] = {
   {"flatten_concat_left", "tuples.dpl:6", seed004_flatten_concat_flatten_concat_left_needs},
   {"flatten_concat_right", "tuples.dpl:7", seed004_flatten_concat_flatten_concat_right_needs},

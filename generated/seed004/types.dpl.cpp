@@ -98,7 +98,7 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
 constexpr dpl::OpId seed004_types_astype_float32_noop_needs[] = {dpl::op::astype};
 constexpr dpl::OpId seed004_types_reshape_10x10_noop_needs[] = {dpl::op::reshape};
 constexpr dpl::OpId seed004_types_conv2d_relu_1x32x28x28_to_nhwc_needs[] = {dpl::op::nn_relu, dpl::op::nn_conv2d};

@@ -51,8 +51,8 @@ namespace {
   }
 }
 
-// The ops every match of a rule holds a call of: a function without one of them for each rule is not swept.
-constexpr dpl::OpId seed004_flatten_concat_any_flatten_first_field_needs[] = {dpl::op::concat};
+// The ops every match of a rule holds a call of, once per call: a function without them for each rule is not swept.
+constexpr dpl::OpId seed004_flatten_concat_any_flatten_first_field_needs[] = {dpl::op::concat, dpl::op::concat};
 constexpr dpl::RuleInfo seed004_flatten_concat_any_rules[] = {
   {"flatten_first_field", "variadic.dpl:8", seed004_flatten_concat_any_flatten_first_field_needs},
 };

@@ -20,6 +20,9 @@ constexpr const char* kRules =
     "  rule optional: multiply(nn.relu?(exp(x)), y) => y;\n"
     "  rule either_op: (add | subtract)(x, log(y)) => x;\n"
     "  rule wrapped: tanh(exp(x) | log(x)) => x;\n"
+    "  rule twice: negative(negative(x)) => x;\n"
+    "  rule siblings: subtract(exp(x), exp(y)) => x;\n"
+    "  rule chain_or_one: sqrt(sqrt(sqrt(x)) | sqrt(x)) => x;\n"
     "  rule branches {\n"
     "    x: _;\n"
     "    group ms: nn.relu(matmul(x, w: const, out_dtype=d)) where w.rank == 2;\n"
@@ -65,6 +68,15 @@ TEST_F(RequiredOps, EveryCallOfOneOpThatAMatchCannotSkip) {
   EXPECT_EQ(of("either_op"), sorted({op::log})) << "the root is one of two ops";
   EXPECT_EQ(of("wrapped"), sorted({op::tanh})) << "no operand op is in both alternatives";
   EXPECT_EQ(of("branches"), sorted({op::nn_relu, op::matmul})) << "a group has two members at least";
+}
+
+TEST_F(RequiredOps, AnOpOncePerCallEveryMatchHoldsApart) {
+  EXPECT_EQ(of("twice"), sorted({op::negative, op::negative})) << "a call and its operand are two nodes";
+  EXPECT_EQ(of("siblings"), sorted({op::subtract, op::exp})) << "subtract(e, e) has one exp";
+  EXPECT_EQ(of("chain_or_one"), sorted({op::sqrt, op::sqrt})) << "the alternative with fewer calls counts";
+  EXPECT_NE(code().find("constexpr dpl::OpId p_twice_needs[] = {dpl::op::negative, dpl::op::negative};"),
+            std::string::npos)
+      << code();
 }
 
 TEST_F(RequiredOps, PartitionRulesNeedTheirPatternsOps) {

@@ -722,13 +722,25 @@ TEST(Driver, SkipsAFunctionHoldingNoCallOfThePasssRootOps) {
 constexpr OpId kAddAndExp[] = {op::add, op::exp};
 constexpr RuleInfo kAddSelfNeedingExp[] = {{"add_self", "test.dpl:1", kAddAndExp}};
 
-TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
-  ChainedAdds graph;
-  const PassDef pass{"test_add_self_needs_exp", "x + x => x * 2, needing an exp", "test.dpl", kAddSelfNeedingExp,
-                     match_add_self_in_place, VisitOrder::OperandsFirst, false, kAddRoots};
+// `add(x, x) => multiply(x, 2)` with the given rule table (its needs), and what running it on `graph` must give
+// when the table rules the function out: no visit, no rewrite.
+PassDef add_self_needing(std::span<const RuleInfo> rules) {
+  return PassDef{"test_add_self_needs", "x + x => x * 2, with needed ops", "test.dpl", rules,
+                 match_add_self_in_place, VisitOrder::OperandsFirst, false, kAddRoots};
+}
+
+void expect_not_swept(const PassDef& pass, ChainedAdds& graph) {
   const PassResult skipped = run_pass(pass, graph.function);
   ASSERT_TRUE(skipped.ok()) << skipped.error;
   EXPECT_EQ(skipped.stats.nodes_visited, 0u);
+  EXPECT_EQ(skipped.stats.rewrites, 0u);
+  EXPECT_EQ(verify(graph.function), "");
+}
+
+TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
+  ChainedAdds graph;
+  const PassDef pass = add_self_needing(kAddSelfNeedingExp);
+  expect_not_swept(pass, graph);
   EXPECT_TRUE(graph.x4->is_call_of(op::add));
   // With an exp in the function the rule may match (the table only says what a match needs): swept.
   Node* exp = graph.b.call("exp", {graph.x4});
@@ -742,13 +754,27 @@ TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
   Node* sum = graph.b.call("add", {exp->operand(0), exp->operand(0)});
   graph.b.output(sum);
   graph.function.compact();
-  const PassResult without_exp = run_pass(pass, graph.function);
-  ASSERT_TRUE(without_exp.ok()) << without_exp.error;
-  EXPECT_EQ(without_exp.stats.nodes_visited, 0u);
-  EXPECT_EQ(without_exp.stats.rewrites, 0u);
+  expect_not_swept(pass, graph);
   EXPECT_TRUE(sum->is_call_of(op::add));
   EXPECT_FALSE(graph.function.holds_call_of(op::exp));
-  EXPECT_EQ(verify(graph.function), "");
+}
+
+// A table that lists an op twice: every match holds two calls of it (`exp(exp(x))` somewhere, say).
+constexpr OpId kAddAndTwoExps[] = {op::add, op::exp, op::exp};
+constexpr RuleInfo kAddSelfNeedingTwoExps[] = {{"add_self", "test.dpl:1", kAddAndTwoExps}};
+
+TEST(Driver, SkipsAFunctionHoldingFewerCallsOfAnOpThanEveryMatchHolds) {
+  ChainedAdds graph;
+  const PassDef pass = add_self_needing(kAddSelfNeedingTwoExps);
+  Node* exp = graph.b.call("exp", {graph.x4});
+  graph.b.output(exp);
+  expect_not_swept(pass, graph);
+  EXPECT_TRUE(graph.x4->is_call_of(op::add));
+  graph.b.output(graph.b.call("exp", {exp}));
+  const PassResult two_exps = run_pass(pass, graph.function);
+  ASSERT_TRUE(two_exps.ok()) << two_exps.error;
+  EXPECT_EQ(two_exps.stats.rewrites, 2u);
+  EXPECT_TRUE(graph.x4->is_call_of(op::multiply));
 }
 
 // A matcher that reports a rule index past its table (a hand-written one, out of step with its PassDef).

@@ -519,9 +519,17 @@ bool may_match_in(const PassDef& pass, const Function& function) {
       std::none_of(pass.root_ops.begin(), pass.root_ops.end(), held)) {
     return false;
   }
-  return pass.rules.empty() || std::any_of(pass.rules.begin(), pass.rules.end(), [&held](const RuleInfo& rule) {
-           return std::all_of(rule.needs.begin(), rule.needs.end(), held);
-         });
+  // A rule's table lists an op once per call of it that every match holds (sorted, so repeats are adjacent).
+  const auto holds_all = [&function](std::span<const OpId> needs) {
+    for (auto run = needs.begin(); run != needs.end();) {
+      const auto run_end = std::find_if(run, needs.end(), [op = *run](OpId other) { return other != op; });
+      if (function.num_calls_of(*run) < static_cast<size_t>(run_end - run)) return false;
+      run = run_end;
+    }
+    return true;
+  };
+  return pass.rules.empty() || std::any_of(pass.rules.begin(), pass.rules.end(),
+                                           [&holds_all](const RuleInfo& rule) { return holds_all(rule.needs); });
 }
 
 // One sweep over `function` (none where no rule can be rooted; compacted either way, as a pass leaves every

@@ -20,8 +20,9 @@ namespace dpl {
 struct RuleInfo {
   std::string_view name;
   std::string_view location;  // "simplify.dpl:3"
-  // Ops of which every match of the rule holds a call (dplc reads them off the left-hand side; empty: none is
-  // certain). A function that holds no call of one of them (Function::holds_call_of) gives the rule nothing to
+  // Ops of which every match of the rule holds a call, sorted, an op once per call of it a match surely holds
+  // (dplc reads them off the left-hand side: `negative(negative(x))` lists negative twice; empty: none is
+  // certain). A function that holds fewer calls of one of them (Function::num_calls_of) gives the rule nothing to
   // match; where that is so for every rule of a pass, the driver does not sweep the function.
   std::span<const OpId> needs = {};
 };
