@@ -18,6 +18,7 @@ namespace dpl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TypeRef tensor_type(std::vector<int64_t> extents, DType dtype = DType::Float32) {
   std::vector<Dim> dims;
@@ -734,6 +735,10 @@ void expect_not_swept(const PassDef& pass, ChainedAdds& graph) {
   ASSERT_TRUE(skipped.ok()) << skipped.error;
   EXPECT_EQ(skipped.stats.nodes_visited, 0u);
   EXPECT_EQ(skipped.stats.rewrites, 0u);
+  EXPECT_EQ(skipped.stats.functions_not_swept, 1u);
+  const std::string stats = format_stats(skipped.stats, pass.rules);
+  EXPECT_THAT(stats, HasSubstr(": 0 rewrites, 0 nodes visited, 0 nodes removed, ")) << stats;
+  EXPECT_THAT(stats, HasSubstr(" us, 1 function not swept (no rule can match there)\n")) << stats;
   EXPECT_EQ(verify(graph.function), "");
 }
 
@@ -748,6 +753,8 @@ TEST(Driver, SkipsAFunctionMissingAnOpEveryRuleNeeds) {
   const PassResult swept = run_pass(pass, graph.function);
   ASSERT_TRUE(swept.ok()) << swept.error;
   EXPECT_EQ(swept.stats.rewrites, 2u);
+  EXPECT_EQ(swept.stats.functions_not_swept, 0u);
+  EXPECT_THAT(format_stats(swept.stats, pass.rules), Not(HasSubstr("not swept")));
   EXPECT_TRUE(graph.x4->is_call_of(op::multiply));
   // Without the exp again (the output moves past it, and compaction, as a pass leaves a function, removes it),
   // nothing is swept: the function counts its calls, it does not only remember which it once held.

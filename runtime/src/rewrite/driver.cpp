@@ -540,7 +540,9 @@ void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
   uint64_t discarded = 0;
-  if (options.sweep_every_function || may_match_in(pass, function)) {
+  const bool sweep_it = options.sweep_every_function || may_match_in(pass, function);
+  if (!sweep_it) ++stats.functions_not_swept;
+  if (sweep_it) {
     SweepScratch scratch;
     std::vector<uint8_t>& queued = scratch.queued();
     queued.assign(function.node_id_bound(), 1);
@@ -692,9 +694,14 @@ std::vector<const PipelineDef*> PassRegistry::all_pipelines() { return all_regis
 // --- statistics ---
 
 std::string format_stats(const PassStats& stats, std::span<const RuleInfo> rules) {
-  std::string text = fmt::format("pass {}: {} rewrites, {} nodes visited, {} nodes removed, {}\n", stats.pass,
+  std::string text = fmt::format("pass {}: {} rewrites, {} nodes visited, {} nodes removed, {}", stats.pass,
                                  stats.rewrites, stats.nodes_visited, stats.nodes_removed,
                                  format_duration(stats.seconds));
+  if (stats.functions_not_swept != 0) {
+    text += fmt::format(", {} function{} not swept (no rule can match there)", stats.functions_not_swept,
+                        stats.functions_not_swept == 1 ? "" : "s");
+  }
+  text += '\n';
   auto rule_name = [&](size_t i) -> std::string_view {
     if (i < rules.size()) return rules[i].name;
     return i < stats.rule_names.size() ? std::string_view(stats.rule_names[i]) : "?";

@@ -89,6 +89,9 @@ struct PassStats {
   uint64_t nodes_visited = 0;
   uint64_t rewrites = 0;
   uint64_t nodes_removed = 0;
+  // Functions the pass did not sweep because the ops of their calls show that none of its rules can match there
+  // (PassDef::root_ops, RuleInfo::needs).
+  uint64_t functions_not_swept = 0;
   double seconds = 0;
   // Replacements the rewriter declined because they do not fit where the rule matched (its guard held, and a call
   // of its right-hand side cannot be built there, or the replacement's type is not the matched node's: dplc
