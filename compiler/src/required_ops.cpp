@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 namespace dpl::compiler {
 namespace {
@@ -26,10 +27,9 @@ OpSet intersected(const OpSet& a, const OpSet& b) {
 }
 
 // A call and what its operands' patterns match are different nodes (a graph has no cycles): the counts add up.
-OpSet with_call_of(const OpSet& below, OpId op) {
-  OpSet out(below);
-  out.insert(std::upper_bound(out.begin(), out.end(), op), op);
-  return out;
+OpSet with_call_of(OpSet below, OpId op) {
+  below.insert(std::upper_bound(below.begin(), below.end(), op), op);
+  return below;
 }
 
 OpSet required_by(const Pattern& pattern);
@@ -52,7 +52,7 @@ OpSet required_by(const Pattern& pattern) {
     // `nn.relu?(x)` may be x alone; a composite's call is a call of a function, not of an op.
     if (call->optional) return call->operands.size() == 1 ? required_by(*call->operands.front()) : OpSet{};
     OpSet out = required_by_all(call->operands);
-    return call->ops.size() == 1 && !call->composite ? with_call_of(out, call->ops.front().id) : out;
+    return call->ops.size() == 1 && !call->composite ? with_call_of(std::move(out), call->ops.front().id) : out;
   }
   if (const auto* item = std::get_if<ItemPattern>(&pattern.node)) return required_by(*item->tuple);
   if (const auto* tuple = std::get_if<TuplePattern>(&pattern.node)) return required_by_all(tuple->fields);

@@ -540,9 +540,9 @@ void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags
                      const RunOptions& options, PassResult& result) {
   PassStats& stats = result.stats;
   uint64_t discarded = 0;
-  const bool sweep_it = options.sweep_every_function || may_match_in(pass, function);
-  if (!sweep_it) ++stats.functions_not_swept;
-  if (sweep_it) {
+  if (!options.sweep_every_function && !may_match_in(pass, function)) {
+    ++stats.functions_not_swept;
+  } else {
     SweepScratch scratch;
     std::vector<uint8_t>& queued = scratch.queued();
     queued.assign(function.node_id_bound(), 1);
