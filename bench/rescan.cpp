@@ -25,7 +25,7 @@ RescanStats run_rescan(const PassDef& pass, Function& function) {
 
   // The Rewriter queues what a rewrite touched for a worklist driver; this baseline ignores that queue.
   std::vector<Node*> ignored_queue;
-  std::vector<uint8_t> queued;
+  std::vector<FlagByte> queued;
   const uint64_t scan_budget = 16 * static_cast<uint64_t>(function.nodes().size()) + 16;
   bool changed = true;
   while (changed) {
@@ -36,7 +36,7 @@ RescanStats run_rescan(const PassDef& pass, Function& function) {
     changed = false;
     ++result.scans;
     // Ids below queued.size() are what the Rewriter takes as existing nodes; the rest are new.
-    queued.assign(function.node_id_bound(), 0);
+    queued.assign(function.node_id_bound(), FlagByte{});
     Rewriter rewriter(function, ignored_queue, queued);
     const size_t scan_end = function.nodes().size();  // nodes created during the scan wait for the next one
     for (size_t i = 0; i < scan_end; ++i) {
@@ -55,7 +55,7 @@ RescanStats run_rescan(const PassDef& pass, Function& function) {
           function.erase_unused(created);
         }
       }
-      for (Node* touched : ignored_queue) queued[touched->id()] = 0;
+      for (Node* touched : ignored_queue) queued[touched->id()] = FlagByte{};
       ignored_queue.clear();
       if (rule < 0) continue;
       changed = true;

@@ -237,7 +237,7 @@ TEST(Driver, StartsANewSharedScalarWhenOneHasTheMostUses) {
 TEST(Driver, SharesSeveralRoundScalarsBuiltInTurn) {
   Function function("main");
   std::vector<Node*> worklist;
-  std::vector<uint8_t> queued;
+  std::vector<FlagByte> queued;
   Rewriter rewriter(function, worklist, queued);
   const double values[] = {1.0, 2.0, 0.5, 0.125, 0.0, -1.0, 3.0, 4.0};
   std::vector<Node*> first;
@@ -255,7 +255,7 @@ TEST(Driver, SharesSeveralRoundScalarsBuiltInTurn) {
 TEST(Driver, ScalarsAreRoundedToTheirDtype) {
   Function function("main");
   std::vector<Node*> worklist;
-  std::vector<uint8_t> queued;
+  std::vector<FlagByte> queued;
   Rewriter rewriter(function, worklist, queued);
   EXPECT_TRUE(is_scalar_constant(rewriter.scalar(1e-5, DType::Float32), static_cast<double>(1e-5f)));
   EXPECT_TRUE(is_scalar_constant(rewriter.scalar(0.1, DType::Float16), 0.0999755859375));  // float16's nearest
@@ -382,6 +382,56 @@ TEST(Driver, ReplaceDeclinesAReplacementOfAnotherRank) {
   EXPECT_EQ(result.stats.rewrites, 0u);
   EXPECT_THAT(g_last_error, HasSubstr("rank 1 instead of 2"));
   EXPECT_TRUE(function.output()->is_call_of(op::exp));
+}
+
+// Each visit that declines after building leaves nothing behind, however many decline in one sweep.
+TEST(Driver, RemovesWhatEachDecliningVisitBuilt) {
+  Function function("main");
+  Builder b(function);
+  Node* value = b.param("x", tensor_type({8}));
+  for (int i = 0; i < 5; ++i) value = b.call("exp", {value});
+  b.output(value);
+  const size_t listed = function.nodes().size();
+
+  const PassResult result = run_pass(kToHalfPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 0u);
+  EXPECT_EQ(result.stats.nodes_visited, 5u);
+  EXPECT_EQ(result.stats.nodes_removed, 0u);
+  EXPECT_EQ(function.nodes().size(), listed);
+  for (const Node* node : function.nodes()) EXPECT_FALSE(node->is_call_of(op::astype));
+}
+
+// rule exp_away: exp(x) => x, from a hand-written rewriter that first builds a negative(x) it never uses (as a
+// rule that declines after building, before another fires, leaves one), noting how many users x has then.
+std::vector<size_t> g_users_of_x;
+constexpr RuleInfo kExpAwayRules[] = {{"exp_away", "away.dpl:1"}};
+int match_exp_away_leaving_a_node(Rewriter& rewriter, Node* root) {
+  if (!root->is_call_of(op::exp)) return -1;
+  g_users_of_x.push_back(root->operand(0)->num_users());
+  if (rewriter.call(op::negative, {root->operand(0)}) == nullptr) return -1;
+  return rewriter.replace(root, root->operand(0)) ? 0 : -1;
+}
+const PassDef kExpAwayPass{"test_exp_away", "exp(x) => x", "away.dpl", kExpAwayRules, match_exp_away_leaving_a_node};
+
+// What a visit built and left unused goes right after it, also when a rule fired there: a later visit must not
+// see it among the users of its operands (the rule interpreter tries rules in turn, building each one's right-hand
+// side, so a rule that fires may follow one that declined).
+TEST(Driver, RemovesWhatAVisitBuiltAndLeftUnusedAlsoWhenARuleFired) {
+  Function function("main");
+  Builder b(function);
+  Node* x = b.param("x", tensor_type({8}));
+  b.output(b.call("sqrt", {b.call("exp", {b.call("exp", {x})})}));
+
+  g_users_of_x.clear();
+  const PassResult result = run_pass(kExpAwayPass, function, verifying());
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.stats.rewrites, 2u);
+  EXPECT_EQ(g_users_of_x, (std::vector<size_t>{1, 1}));  // the first visit's negative(x) is gone at the second
+  EXPECT_EQ(result.stats.nodes_removed, 2u);             // the two exps; the negatives were never in the graph
+  ASSERT_EQ(function.nodes().size(), 2u);
+  EXPECT_EQ(function.output()->operand(0), x);
+  EXPECT_EQ(verify(function), "");
 }
 
 // rule outer: multiply(x, y) => matmul(x, y), built as dplc builds it (proven_call): fires where the shapes fit

@@ -74,7 +74,7 @@ TEST(NativeRegistry, TheUniformCallablesPassTheOperandsInOrder) {
   EXPECT_TRUE(predicate.predicate(operands));
   const dpl::NativeFunction& rewriter = registry.add(dpl::make_native<&second_of_three>("second_of_three"));
   std::vector<dpl::Node*> worklist;
-  std::vector<uint8_t> queued;
+  std::vector<dpl::FlagByte> queued;
   dpl::Rewriter unused_rewriter(function, worklist, queued);  // second_of_three does not use it
   operands = {x, y, z};
   EXPECT_EQ(rewriter.rewriter(unused_rewriter, operands), y);

@@ -47,10 +47,10 @@ constexpr size_t kFirstBlock = Node::kFirstBlockNodes;
 constexpr size_t kFirstBlockBytes = kFirstBlock * (sizeof(Node) + sizeof(detail::NodeCold));
 
 // Bits of Function::node_states_: what compaction knows of a node without reading the node.
-constexpr uint8_t kDeadState = 1;
-constexpr uint8_t kLateUserState = 2;
-constexpr uint8_t kParamState = 4;
-constexpr uint8_t kEmitted = 8;  // compaction's mark: already in the new order
+constexpr FlagByte kDeadState{1};
+constexpr FlagByte kLateUserState{2};
+constexpr FlagByte kParamState{4};
+constexpr FlagByte kEmitted{8};  // compaction's mark: already in the new order
 
 // Attribute lists are interned by representation: doubles compare bit for bit, so -0.0 and 0.0 (equal as values)
 // keep their own lists and print as given, and a NaN attribute is found again.
@@ -587,7 +587,7 @@ inline const AttrList* Function::defaults_of(const OpInfo& info) {
 
 // Inline: rebuild_call() and listed_before() ask on every rewrite.
 inline bool Function::is_late_user(const Node* node) const {
-  return node->id_ < node_states_.size() && (node_states_[node->id_] & kLateUserState) != 0;
+  return node->id_ < node_states_.size() && any(node_states_[node->id_] & kLateUserState);
 }
 
 // Inline: replace_all_uses() asks once per use it moves.
@@ -720,11 +720,11 @@ void Function::reserve(size_t nodes, size_t params) {
   param_ids_.reserve(params);
 }
 
-uint8_t& Function::state_of(uint32_t id) {
+FlagByte& Function::state_of(uint32_t id) {
   // Grown by half at a time (compact() trims it to the ids in use): each rewrite of a cascade makes a new late user.
   // At least to what reserve() made room for: a new function's parameters would otherwise grow it one by one.
   if (id >= node_states_.size()) {
-    node_states_.resize(std::max({size_t{next_id_}, node_states_.size() * 3 / 2, node_states_.capacity()}), 0);
+    node_states_.resize(std::max({size_t{next_id_}, node_states_.size() * 3 / 2, node_states_.capacity()}), FlagByte{});
   }
   return node_states_[id];
 }
@@ -751,6 +751,13 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
   // The list is filtered in place (no allocation per rewrite): only the replacement's own uses stay.
   Node** users = old_value->users_data_;
   uint32_t kept = 0;
+  // `=> x` rules give the users an operand of the old value: listed before it, so before each of its users (a
+  // user listed earlier is a late user already). A constant that leads at compaction asks now_late() itself; a
+  // node appended after the old value is no operand of it (the old value would be a late user), and is not looked
+  // for (a right-hand side's new nodes).
+  const bool appended_after = replacement->id_ >= appended_from_id_ && replacement->id_ > old_value->id_;
+  const bool listed_before_users = !appended_after && !is_late_user(old_value) && !leads_at_compaction(replacement) &&
+                                   std::ranges::find(old_value->operands(), replacement) != old_value->operands().end();
   // A user that appears k times is visited k times; its slots are all rewritten on the first visit.
   for (uint32_t i = 0; i < old_value->users_size_; ++i) {
     Node* user = users[i];
@@ -764,7 +771,7 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
       if (operand != old_value) continue;
       operand = replacement;
       add_use(replacement, user);
-      if (now_late(replacement, user, old_value)) mark_late_user(user);
+      if (!listed_before_users && now_late(replacement, user, old_value)) mark_late_user(user);
     }
   }
   old_value->users_size_ = kept;
@@ -773,8 +780,8 @@ void Function::replace_all_uses(Node* old_value, Node* replacement) {
 }
 
 void Function::mark_late_user(Node* node) {
-  uint8_t& state = state_of(node->id_);
-  if (!(state & kLateUserState)) late_user_ids_.push_back(node->id_);
+  FlagByte& state = state_of(node->id_);
+  if (!any(state & kLateUserState)) late_user_ids_.push_back(node->id_);
   state |= kLateUserState;
   order_stale_ = true;
 }
@@ -856,7 +863,7 @@ size_t Function::erase_unused(Node* node) {
   return removed;
 }
 
-void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
+void Function::emit_after_operands(Node* root, std::vector<FlagByte>& emitted,
                                    std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
                                    std::vector<uint32_t>& order_ids) {
   // The walk reads each node it reaches, one after the other: on a graph larger than the cache every step would
@@ -883,7 +890,7 @@ void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
     auto& [node, next] = dfs.back();
     if (next < node->num_operands_) {
       Node* operand = node->operand(next++);
-      if (!(emitted[operand->id_] & kEmitted)) {
+      if (!any(emitted[operand->id_] & kEmitted)) {
         emitted[operand->id_] |= kEmitted;
         push(operand);
       }
@@ -898,7 +905,7 @@ void Function::emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
 void Function::compact() {
   // A pass that rewrote nothing need not walk the graph again (pipelines run many passes that find nothing).
   if (compacted_) return;
-  node_states_.resize(next_id_, 0);
+  node_states_.resize(next_id_, FlagByte{});
   record_dead_states();
   if (!order_by_id_) {
     order_ids_.reserve(order_.size());
@@ -906,7 +913,7 @@ void Function::compact() {
   }
   if (!compact_if_all_used()) compact_unreachable();
   record_dead_states();  // what compact_unreachable() removed
-  for (uint32_t id : late_user_ids_) node_states_[id] &= static_cast<uint8_t>(~kLateUserState);
+  for (uint32_t id : late_user_ids_) node_states_[id] &= ~kLateUserState;
   late_user_ids_.clear();
   leader_ids_.clear();
   maybe_unused_.clear();
@@ -1015,15 +1022,15 @@ bool Function::compact_if_all_used() {
   ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
   for (uint32_t id : param_ids_) node_states_[id] |= kEmitted;
   for (uint32_t id : leader_ids_) {  // the new constants, which users may have been given without pulling them in
-    if (node_states_[id] & kDeadState) continue;
+    if (any(node_states_[id] & kDeadState)) continue;
     node_states_[id] |= kEmitted;
     order.push_back(node_with_id(id));
     ids.push_back(id);
   }
   for_each_listed_node([&](uint32_t id, Node* node) {
-    const uint8_t state = node_states_[id];
-    if (state & (kDeadState | kParamState | kEmitted)) return;  // kEmitted: pulled in before a late user
-    if (state & kLateUserState) {
+    const FlagByte state = node_states_[id];
+    if (any(state & (kDeadState | kParamState | kEmitted))) return;  // kEmitted: pulled in before a late user
+    if (any(state & kLateUserState)) {
       emit_after_operands(node, node_states_, dfs, order, ids);
     } else {
       node_states_[id] = state | kEmitted;
@@ -1031,7 +1038,7 @@ bool Function::compact_if_all_used() {
       ids.push_back(id);
     }
   });
-  for (uint32_t id : ids) node_states_[id] &= static_cast<uint8_t>(~kEmitted);
+  for (uint32_t id : ids) node_states_[id] &= ~kEmitted;
   install_order(std::move(order), std::move(ids));
   return true;
 }
@@ -1053,12 +1060,12 @@ void Function::compact_in_place() {
     // the branch predictor (a mispredicted branch per parameter was a fifth of a transformer pass's). Every node
     // is written at `kept`, which moves past those that stay, so a write can land one slot past the nodes kept:
     // a dead node listed leaves that slot, else one is added. Eight states are read as one word.
-    constexpr uint8_t kDropped = kDeadState | kParamState;
-    static_assert(kDeadState == 1 && kParamState == 4, "one shift folds the two bits of each byte");
+    constexpr FlagByte kDropped = kDeadState | kParamState;
+    static_assert(kDeadState == FlagByte{1} && kParamState == FlagByte{4}, "one shift folds the two bits of each byte");
     size_t kept = params_.size();
     if (dead_in_order_ == 0) order_.emplace_back();
     Node** slots = order_.data();
-    const uint8_t* states = node_states_.data();
+    const FlagByte* states = node_states_.data();
     for_each_arena_block([&](uint32_t id, uint32_t end, Node* node) {
       if constexpr (std::endian::native == std::endian::little) {
         for (; id + 8 <= end; id += 8, node += 8) {
@@ -1074,7 +1081,7 @@ void Function::compact_in_place() {
       }
       for (; id < end; ++id, ++node) {
         slots[kept] = node;
-        kept += (states[id] & kDropped) == 0;
+        kept += !any(states[id] & kDropped);
       }
     });
     order_.resize(kept);
@@ -1083,7 +1090,7 @@ void Function::compact_in_place() {
   size_t kept = params_lead ? leading : 0;
   for (size_t i = kept; i < order_.size(); ++i) {
     const uint32_t id = order_ids_[i];
-    if (node_states_[id] & (kDeadState | kParamState)) continue;
+    if (any(node_states_[id] & (kDeadState | kParamState))) continue;
     order_[kept] = order_[i];
     order_ids_[kept] = id;
     ++kept;
@@ -1146,13 +1153,13 @@ void Function::compact_unreachable() {
   std::vector<Node*> order;
   std::vector<uint32_t> ids;
   take_spare_order(order, ids, order_.size());
-  std::vector<uint8_t> emitted(id_count, 0);
+  std::vector<FlagByte> emitted(id_count, FlagByte{});
   order.insert(order.end(), params_.begin(), params_.end());
   ids.insert(ids.end(), param_ids_.begin(), param_ids_.end());
   for (uint32_t id : param_ids_) emitted[id] = kEmitted;
   std::vector<std::pair<Node*, size_t>> dfs;
   for (Node* root : order_) {
-    if (!root->dead_ && !(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order, ids);
+    if (!root->dead_ && !any(emitted[root->id_] & kEmitted)) emit_after_operands(root, emitted, dfs, order, ids);
   }
   install_order(std::move(order), std::move(ids));
 }

@@ -46,12 +46,12 @@ class SweepScratch {
   SweepScratch& operator=(const SweepScratch&) = delete;
 
   std::vector<Node*>& worklist() { return shared_->worklist; }
-  std::vector<uint8_t>& queued() { return shared_->queued; }
+  std::vector<FlagByte>& queued() { return shared_->queued; }
 
  private:
   struct Vectors {
     std::vector<Node*> worklist;
-    std::vector<uint8_t> queued;
+    std::vector<FlagByte> queued;
     bool busy = false;
   };
   static Vectors& shared() {
@@ -118,7 +118,7 @@ using detail::describe_node;
 
 // --- Rewriter ---
 
-Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued,
+Rewriter::Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<FlagByte>& queued,
                    std::span<const uint8_t> root_op_flags)
     : function_(function),
       first_new_id_(function.node_id_bound()),
@@ -302,9 +302,38 @@ bool Rewriter::rebuild_in_place(Node* root, OpId op, std::span<Node* const> oper
   return true;
 }
 
+// Inline: the steps of every replacement.
+[[gnu::always_inline]] inline void Rewriter::queue_replaced(size_t known, std::span<Node* const> users) {
+  std::vector<Node*>& created = created_scratch_;
+  created.clear();
+  collect_created(function_, known, created);
+  queue_rewritten(known, users, created);
+}
+
+[[gnu::always_inline]] inline void Rewriter::take_uses(Node* root, Node* replacement, size_t known) {
+  // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
+  if (replacement->id() >= known && replacement->name().empty()) replacement->set_name(root->name());
+  function_.replace_all_uses(root, replacement);
+}
+
+// The root and what only it used are gone now, unless the replacement wraps it (`x => relu(x)`); then the root
+// stays, unnamed, so that one binding name does not label two live values. A dead root keeps its name for error
+// messages.
+[[gnu::always_inline]] inline void Rewriter::erase_replaced(Node* root, const Node* replacement, size_t known) {
+  if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
+}
+
 bool Rewriter::replace(Node* root, Node* replacement) {
-  const std::pair<Node*, Node*> only{root, replacement};
-  return replace_all(std::span(&only, 1));
+  if (!is_plain_replacement(root, replacement)) [[unlikely]] {  // replace_all() says why, or copes (another type)
+    const std::pair<Node*, Node*> only{root, replacement};
+    return replace_all(std::span(&only, 1));
+  }
+  // The usual rewrite (`=> x` rules, a right-hand side built as new nodes): one root, nothing to check twice.
+  const size_t known = known_ids_;
+  queue_replaced(known, root->users());
+  take_uses(root, replacement, known);
+  erase_replaced(root, replacement, known);
+  return true;
 }
 
 bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements) {
@@ -332,9 +361,6 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
   }
   // The driver knows every node with an id below known_ids_; the others were created by this rewrite.
   const size_t known = known_ids_;
-  std::vector<Node*>& created = created_scratch_;
-  created.clear();
-  collect_created(function_, known, created);
   // Queued before the replacement moves them (which changes neither the worklist nor who they are): one root's
   // users are read from its use list, not copied.
   std::span<Node* const> users = replacements.front().first->users();
@@ -345,33 +371,42 @@ bool Rewriter::replace_all(std::span<const std::pair<Node*, Node*>> replacements
     }
     users = users_scratch_;
   }
-  queue_rewritten(known, users, created);
-  for (const auto& [root, replacement] : replacements) {
-    // The new value takes over the binding name, as TVM rewrites the value bound to a variable.
-    if (replacement->id() >= known && replacement->name().empty()) replacement->set_name(root->name());
-    function_.replace_all_uses(root, replacement);
-  }
-  // The roots and what only they used are gone now, unless a replacement wraps its root (`x => relu(x)`); then
-  // the root stays, unnamed, so that one binding name does not label two live values. A dead root keeps its
-  // name for error messages.
-  for (const auto& [root, replacement] : replacements) {
-    if (function_.erase_unused(root) == 0 && replacement->id() >= known) root->set_name("");
-  }
+  queue_replaced(known, users);
+  for (const auto& [root, replacement] : replacements) take_uses(root, replacement, known);
+  for (const auto& [root, replacement] : replacements) erase_replaced(root, replacement, known);
   return true;
 }
 
 // Inline: a rewrite queues three or four nodes.
 inline void Rewriter::enqueue(Node* node) {
   if (!may_be_root(node)) return;
-  if (queued_[node->id()]) return;  // queue_rewritten() sized the flags for every id it knows
-  queued_[node->id()] = 1;
+  if (any(queued_[node->id()])) return;  // queue_rewritten() sized the flags for every id it knows
+  queued_[node->id()] = kQueued;
   worklist_.push_back(node);
 }
 
-void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
+void Rewriter::take_built_as_known() {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   // Grown by half at a time, not to each rewrite's new bound: a call into vector::resize per rewrite adds up.
-  if (queued_.size() < known_ids_) queued_.resize(std::max<size_t>(known_ids_, queued_.size() * 3 / 2), 0);
+  if (queued_.size() < known_ids_) queued_.resize(std::max<size_t>(known_ids_, queued_.size() * 3 / 2), FlagByte{});
+}
+
+uint64_t Rewriter::discard_unused_built(size_t first_id) {
+  // A new node takes the next id and the next place in the order (a sweep does not compact): the visit's nodes
+  // are the order's last ones, walked forward from the first, since erasing one may erase an earlier one.
+  const std::vector<Node*>& order = function_.nodes();
+  const size_t count = std::min(function_.node_id_bound() - first_id, order.size());
+  uint64_t removed = 0;
+  for (size_t i = order.size() - count; i < order.size(); ++i) {
+    Node* node = order[i];
+    if (!node->is_dead() && node->num_users() == 0 && node != function_.output()) removed += function_.erase_unused(node);
+  }
+  if (known_ids_ != function_.node_id_bound()) take_built_as_known();  // a rewrite that fired has taken them
+  return removed;
+}
+
+void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
+  take_built_as_known();
   // The worklist is a stack: the old users go in first, latest first, so that the new nodes, operands first, come
   // out before them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   auto later_first = [](const Node* a, const Node* b) { return a->id() > b->id(); };
@@ -410,7 +445,7 @@ std::string detail::RecentRules::most_frequent(std::span<const std::string> rule
 
 detail::Sweep::Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
                      const RunOptions& options, PassResult& result, std::vector<Node*>& worklist,
-                     std::vector<uint8_t>& queued)
+                     std::vector<FlagByte>& queued)
     : pass_(pass),
       root_op_flags_(root_op_flags),
       function_(function),
@@ -425,15 +460,6 @@ detail::Sweep::Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags
       budget_(options.budget_per_node * live_nodes_ + 1024) {
   worklist_.clear();
   rewriter_.set_module(module);
-}
-
-void detail::Sweep::discard_unused(size_t listed_before) {
-  for (size_t i = listed_before; i < function_.nodes().size(); ++i) {
-    Node* created = function_.nodes()[i];
-    if (!created->is_dead() && created->num_users() == 0 && created != function_.output()) {
-      discarded_ += function_.erase_unused(created);
-    }
-  }
 }
 
 bool detail::Sweep::misreported(int rule, const Node* node, OpId op) {
@@ -544,8 +570,8 @@ void run_on_function(const PassDef& pass, std::span<const uint8_t> root_op_flags
     ++stats.functions_not_swept;
   } else {
     SweepScratch scratch;
-    std::vector<uint8_t>& queued = scratch.queued();
-    queued.assign(function.node_id_bound(), 1);
+    std::vector<FlagByte>& queued = scratch.queued();
+    queued.assign(function.node_id_bound(), kQueued);
     detail::Sweep sweep(pass, root_op_flags, function, module, options, result, scratch.worklist(), queued);
     if (pass.match != nullptr) sweep_of(pass)(sweep);
     discarded = sweep.discarded();

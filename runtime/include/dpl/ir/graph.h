@@ -14,6 +14,7 @@
 
 #include "dpl/ir/op_registry.h"
 #include "dpl/ir/types.h"
+#include "dpl/support/flag_byte.h"
 
 namespace dpl {
 
@@ -326,7 +327,7 @@ class Function {
   // Whether some live node other than the parameters and the output may have no user (then it is unreachable).
   bool may_hold_unused_node() const;
   // The node's bits in node_states_ (graph.cpp), which grows to cover every id on demand.
-  uint8_t& state_of(uint32_t id);
+  FlagByte& state_of(uint32_t id);
   // Listed in late_user_ids_ (its state bit says so) until the next compact().
   bool is_late_user(const Node* node) const;
   const AttrList* defaults_of(const OpInfo& info);  // default_attrs(info.id), the op looked up already
@@ -372,7 +373,7 @@ class Function {
   // Removes one entry of `user` from `value`'s use list; the last entry fills its slot.
   void drop_use(Node* value, Node* user);
   // Appends `root` to `order` after those of its operands (transitively) not emitted yet, marking them.
-  static void emit_after_operands(Node* root, std::vector<uint8_t>& emitted,
+  static void emit_after_operands(Node* root, std::vector<FlagByte>& emitted,
                                   std::vector<std::pair<Node*, size_t>>& dfs, std::vector<Node*>& order,
                                   std::vector<uint32_t>& order_ids);
 
@@ -427,7 +428,7 @@ class Function {
   //    nothing) order_ lists the nodes other than the parameters in id order, so that a walk over the ids of
   //    node_states_ is a walk over order_. Otherwise order_ids_ holds the ids of order_, position by position,
   //    as of the last compact(); the nodes appended since follow with ids appended_from_id_, ... in order.
-  std::vector<uint8_t> node_states_;
+  std::vector<FlagByte> node_states_;
   std::vector<uint32_t> dead_ids_;  // removed since node_states_ last said so
   bool order_by_id_ = true;
   std::vector<uint32_t> order_ids_;

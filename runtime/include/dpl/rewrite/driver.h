@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dpl/ir/graph.h"
+#include "dpl/support/flag_byte.h"
 
 namespace dpl {
 
@@ -143,12 +144,15 @@ inline std::vector<int64_t> split_indices(std::span<const int64_t> sizes) {
   return points;
 }
 
+// A node's mark in the sweep's queued flags: seeded and not reached yet, or pushed and not popped yet.
+inline constexpr FlagByte kQueued{1};
+
 // What compiled right-hand sides call. Node-creating calls return nullptr when type inference fails; the
 // matcher then declines the rule.
 class Rewriter {
  public:
   // `root_op_flags`, by op id: the ops the pass's rules are rooted at (empty: any node may be a root).
-  Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<uint8_t>& queued,
+  Rewriter(Function& function, std::vector<Node*>& worklist, std::vector<FlagByte>& queued,
            std::span<const uint8_t> root_op_flags = {});
 
   Function& function() { return function_; }
@@ -222,6 +226,11 @@ class Rewriter {
   Module* module() const { return module_; }  // nullptr when the pass runs on a lone function
   void set_module(Module* module) { module_ = module; }
 
+  // For the sweep, after a visit that created nodes (ids from `first_id` on): removes those left unused (a rule
+  // built part of its right-hand side and declined, then maybe another fired), returns how many nodes that
+  // removed, and takes every node as known, so the next rewrite does not look at them again.
+  uint64_t discard_unused_built(size_t first_id);
+
   const std::string& last_error() const { return last_error_; }
   // Replacements declined because they do not fit where the rule matched (a right-hand side's call that cannot be
   // built there, or a replacement whose type is not its root's), and the first reason.
@@ -230,6 +239,8 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
+  // Everything below the id bound is known from now on (queue_rewritten(), discard_unused_built()).
+  void take_built_as_known();
   // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
   bool may_be_root(const Node* node) const {
     if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;
@@ -248,6 +259,11 @@ class Rewriter {
   bool depends_on(std::span<Node* const> operands, const Node* root) const;
   bool rebuilds_in_place(const Node* root, std::span<Node* const> operands) const;
   bool rebuild_in_place(Node* root, OpId op, std::span<Node* const> operands, const AttrList* attrs);
+  // The steps of replace() and replace_all(): queue the users of the roots and the nodes the rewrite created
+  // (ids from `known` on); give a root's uses to its replacement; erase the root if nothing uses it any more.
+  void queue_replaced(size_t known, std::span<Node* const> users);
+  void take_uses(Node* root, Node* replacement, size_t known);
+  void erase_replaced(Node* root, const Node* replacement, size_t known);
   // rebuild() once the attributes are checked and interned (nullptr: a check failed, last_error_ says which).
   bool rebuild_interned(Node* root, OpId op, std::span<Node* const> operands, const AttrList* interned);
 
@@ -255,7 +271,7 @@ class Rewriter {
   Module* module_ = nullptr;
   uint32_t first_new_id_ = 0;
   std::vector<Node*>& worklist_;
-  std::vector<uint8_t>& queued_;  // by node id: on the worklist
+  std::vector<FlagByte>& queued_;  // by node id: kQueued while on the worklist
   std::span<const uint8_t> root_op_flags_;
   size_t known_ids_;              // ids below this were known before the current rewrite
   std::string last_error_;

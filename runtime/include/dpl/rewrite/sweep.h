@@ -37,19 +37,28 @@ class RecentRules {
 class Sweep {
  public:
   Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags, Function& function, Module* module,
-        const RunOptions& options, PassResult& result, std::vector<Node*>& worklist, std::vector<uint8_t>& queued);
+        const RunOptions& options, PassResult& result, std::vector<Node*>& worklist, std::vector<FlagByte>& queued);
   Sweep(const Sweep&) = delete;
   Sweep& operator=(const Sweep&) = delete;
 
-  // Calls visit(node) for each node to visit, in the sweep's order, until it returns false or nothing is left:
-  // what rewrites pushed first, then the next seeded node still queued. Written as the seeded walk with the stack
-  // drained before each step (not as a next() per node), the walk's position stays in a register and a visit
-  // that pushed nothing costs one test of the stack.
-  template <VisitOrder Order, typename Visit>
+  // Calls visit(node) for each node worth visiting, in the sweep's order, until it returns false or nothing is
+  // left: what rewrites pushed first, then the next seeded node still queued. Written as the seeded walk with the
+  // stack drained before each visit (not as a next() per node), the walk's position stays in a register and a
+  // visit that pushed nothing costs one test of the stack. The walk past nodes not worth visiting calls nothing,
+  // so the order's and the flags' buffers stay in registers there; a visit may move them (rewrites append and
+  // queue new ids): they are read again after it.
+  template <VisitOrder Order, bool VisitParams, typename Visit>
   void for_each_to_visit(Visit visit) {
     const std::vector<Node*>& order = function_.nodes();  // rewrites append to it: indexed, never iterated
     const size_t prefetched_until = seeded_ > kPrefetchDistance ? seeded_ - kPrefetchDistance : 0;
-    size_t cursor = 0;  // the seeded positions reached so far
+    size_t cursor = 0;      // the seeded positions reached so far
+    uint64_t visited = 0;   // counted here, in a register, and added to the stats once
+    auto visit_counted = [&](Node* node) __attribute__((always_inline)) {
+      ++visited;
+      if (visit(node)) return true;
+      result_.stats.nodes_visited += visited;
+      return false;
+    };
     for (;;) {
       while (!worklist_.empty()) {
         // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
@@ -58,20 +67,33 @@ class Sweep {
         if (pushed > kPrefetchDistance) __builtin_prefetch(worklist_[pushed - 1 - kPrefetchDistance]);
         Node* node = worklist_.back();
         worklist_.pop_back();
-        queued_[node->id()] = 0;
-        if (!visit(node)) return;
+        queued_[node->id()] = FlagByte{};
+        if (worth_visiting<VisitParams>(node) && !visit_counted(node)) return;
       }
-      if (cursor == seeded_) return;
-      const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
-      if (cursor < prefetched_until) {
-        __builtin_prefetch(order[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
-                                                                 : position + kPrefetchDistance]);
+      Node* const* const nodes = order.data();
+      FlagByte* const queued = queued_.data();
+      Node* node = nullptr;
+      while (cursor < seeded_) {
+        const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
+        if (cursor < prefetched_until) {
+          __builtin_prefetch(nodes[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
+                                                                   : position + kPrefetchDistance]);
+        }
+        ++cursor;
+        Node* seeded = nodes[position];
+        FlagByte& flag = queued[seeded->id()];
+        if (!any(flag)) continue;  // a rewrite pushed it, and it was visited then
+        flag = FlagByte{};
+        if (worth_visiting<VisitParams>(seeded)) {
+          node = seeded;
+          break;
+        }
       }
-      ++cursor;
-      Node* node = order[position];
-      if (!queued_[node->id()]) continue;  // a rewrite pushed it, and it was visited then
-      queued_[node->id()] = 0;
-      if (!visit(node)) return;
+      if (node == nullptr) {
+        result_.stats.nodes_visited += visited;
+        return;
+      }
+      if (!visit_counted(node)) return;
     }
   }
 
@@ -90,12 +112,13 @@ class Sweep {
 
   Rewriter& rewriter() { return rewriter_; }
   const PassDef& pass() const { return pass_; }
-  size_t nodes_listed() const { return function_.nodes().size(); }
-  void count_visit() { ++result_.stats.nodes_visited; }
-
-  // Removes the nodes from position `listed_before` of the order on that a rule built and did not use (it
-  // declined after building part of its right-hand side).
-  void discard_unused(size_t listed_before);
+  // The id the next node created gets: before a visit, the first of those it may build.
+  size_t next_node_id() const { return function_.node_id_bound(); }
+  // After a visit that may have built nodes from `first_id` on: removes those a rule built and did not use (it
+  // declined after building part of its right-hand side, whether or not another rule fired then).
+  void discard_unused(size_t first_id) {
+    if (function_.node_id_bound() != first_id) discarded_ += rewriter_.discard_unused_built(first_id);
+  }
   // After `rule` fired at `node` (a call of `op` before, if `was_call`): counts it, runs the checks the options
   // ask for. False when the pass must stop (PassResult::error says why). Counting is inline, since most visits of
   // a cascade fire; the checks and the errors are not.
@@ -128,7 +151,7 @@ class Sweep {
   const RunOptions& options_;
   PassResult& result_;
   std::vector<Node*>& worklist_;
-  std::vector<uint8_t>& queued_;
+  std::vector<FlagByte>& queued_;
   Rewriter rewriter_;
   const size_t seeded_;  // rewrites append; what they append is not seeded
   const uint64_t rewrites_before_;
@@ -143,14 +166,12 @@ class Sweep {
 template <VisitOrder Order, bool VisitParams, typename Match>
 void run_sweep(Sweep& sweep, Match match) {
   // Inlined at both of the walk's calls, with the matcher in it (the compiled dispatcher is always_inline).
-  sweep.for_each_to_visit<Order>([&sweep, &match](Node* node) __attribute__((always_inline)) {
-    if (!sweep.worth_visiting<VisitParams>(node)) return true;
-    sweep.count_visit();
-    const size_t listed_before = sweep.nodes_listed();
+  sweep.for_each_to_visit<Order, VisitParams>([&sweep, &match](Node* node) __attribute__((always_inline)) {
+    const size_t first_new_id = sweep.next_node_id();
     const OpId op = node->op();  // for messages: a rule may rebuild the node as another op's call
     const bool was_call = node->is_call();
     const int rule = match(sweep.rewriter(), node);
-    if (sweep.nodes_listed() != listed_before) sweep.discard_unused(listed_before);
+    sweep.discard_unused(first_new_id);
     return rule < 0 || sweep.fired(rule, node, op, was_call);
   });
 }
