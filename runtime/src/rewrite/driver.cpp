@@ -385,28 +385,11 @@ inline void Rewriter::enqueue(Node* node) {
   worklist_.push_back(node);
 }
 
-void Rewriter::take_built_as_known() {
+
+void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
   known_ids_ = function_.node_id_bound();  // each node of the order's tail is scanned by one rewrite at most
   // Grown by half at a time, not to each rewrite's new bound: a call into vector::resize per rewrite adds up.
   if (queued_.size() < known_ids_) queued_.resize(std::max<size_t>(known_ids_, queued_.size() * 3 / 2), FlagByte{});
-}
-
-uint64_t Rewriter::discard_unused_built(size_t first_id) {
-  // A new node takes the next id and the next place in the order (a sweep does not compact): the visit's nodes
-  // are the order's last ones, walked forward from the first, since erasing one may erase an earlier one.
-  const std::vector<Node*>& order = function_.nodes();
-  const size_t count = std::min(function_.node_id_bound() - first_id, order.size());
-  uint64_t removed = 0;
-  for (size_t i = order.size() - count; i < order.size(); ++i) {
-    Node* node = order[i];
-    if (!node->is_dead() && node->num_users() == 0 && node != function_.output()) removed += function_.erase_unused(node);
-  }
-  if (known_ids_ != function_.node_id_bound()) take_built_as_known();  // a rewrite that fired has taken them
-  return removed;
-}
-
-void Rewriter::queue_rewritten(size_t known, std::span<Node* const> users, std::span<Node* const> created) {
-  take_built_as_known();
   // The worklist is a stack: the old users go in first, latest first, so that the new nodes, operands first, come
   // out before them. (New nodes that wrap a root are users too; they keep their place among the new nodes.)
   auto later_first = [](const Node* a, const Node* b) { return a->id() > b->id(); };
@@ -460,6 +443,15 @@ detail::Sweep::Sweep(const PassDef& pass, std::span<const uint8_t> root_op_flags
       budget_(options.budget_per_node * live_nodes_ + 1024) {
   worklist_.clear();
   rewriter_.set_module(module);
+}
+
+void detail::Sweep::discard_unused(size_t listed_before) {
+  for (size_t i = listed_before; i < function_.nodes().size(); ++i) {
+    Node* created = function_.nodes()[i];
+    if (!created->is_dead() && created->num_users() == 0 && created != function_.output()) {
+      discarded_ += function_.erase_unused(created);
+    }
+  }
 }
 
 bool detail::Sweep::misreported(int rule, const Node* node, OpId op) {

@@ -226,11 +226,6 @@ class Rewriter {
   Module* module() const { return module_; }  // nullptr when the pass runs on a lone function
   void set_module(Module* module) { module_ = module; }
 
-  // For the sweep, after a visit that created nodes (ids from `first_id` on): removes those left unused (a rule
-  // built part of its right-hand side and declined, then maybe another fired), returns how many nodes that
-  // removed, and takes every node as known, so the next rewrite does not look at them again.
-  uint64_t discard_unused_built(size_t first_id);
-
   const std::string& last_error() const { return last_error_; }
   // Replacements declined because they do not fit where the rule matched (a right-hand side's call that cannot be
   // built there, or a replacement whose type is not its root's), and the first reason.
@@ -239,8 +234,6 @@ class Rewriter {
 
  private:
   void enqueue(Node* node);
-  // Everything below the id bound is known from now on (queue_rewritten(), discard_unused_built()).
-  void take_built_as_known();
   // Whether the pass has a rule rooted at `node` (PassDef::root_ops), as far as its kind and op tell.
   bool may_be_root(const Node* node) const {
     if (root_op_flags_.empty()) return node->kind() != NodeKind::Param && node->kind() != NodeKind::Constant;

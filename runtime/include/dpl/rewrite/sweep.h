@@ -49,52 +49,13 @@ class Sweep {
   // queue new ids): they are read again after it.
   template <VisitOrder Order, bool VisitParams, typename Visit>
   void for_each_to_visit(Visit visit) {
-    const std::vector<Node*>& order = function_.nodes();  // rewrites append to it: indexed, never iterated
-    const size_t prefetched_until = seeded_ > kPrefetchDistance ? seeded_ - kPrefetchDistance : 0;
-    size_t cursor = 0;      // the seeded positions reached so far
-    uint64_t visited = 0;   // counted here, in a register, and added to the stats once
+    uint64_t visited = 0;  // counted here, in a register, and added to the stats once, after the walk
     auto visit_counted = [&](Node* node) __attribute__((always_inline)) {
       ++visited;
-      if (visit(node)) return true;
-      result_.stats.nodes_visited += visited;
-      return false;
+      return visit(node);
     };
-    for (;;) {
-      while (!worklist_.empty()) {
-        // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
-        // cache by then): ask for the one that pops a few visits from now.
-        const size_t pushed = worklist_.size();
-        if (pushed > kPrefetchDistance) __builtin_prefetch(worklist_[pushed - 1 - kPrefetchDistance]);
-        Node* node = worklist_.back();
-        worklist_.pop_back();
-        queued_[node->id()] = FlagByte{};
-        if (worth_visiting<VisitParams>(node) && !visit_counted(node)) return;
-      }
-      Node* const* const nodes = order.data();
-      FlagByte* const queued = queued_.data();
-      Node* node = nullptr;
-      while (cursor < seeded_) {
-        const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
-        if (cursor < prefetched_until) {
-          __builtin_prefetch(nodes[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
-                                                                   : position + kPrefetchDistance]);
-        }
-        ++cursor;
-        Node* seeded = nodes[position];
-        FlagByte& flag = queued[seeded->id()];
-        if (!any(flag)) continue;  // a rewrite pushed it, and it was visited then
-        flag = FlagByte{};
-        if (worth_visiting<VisitParams>(seeded)) {
-          node = seeded;
-          break;
-        }
-      }
-      if (node == nullptr) {
-        result_.stats.nodes_visited += visited;
-        return;
-      }
-      if (!visit_counted(node)) return;
-    }
+    walk<Order, VisitParams>(visit_counted);
+    result_.stats.nodes_visited += visited;
   }
 
   // Parameters and constants never match a rule's root, except parameters in a pass with a rule anchored at any
@@ -112,13 +73,10 @@ class Sweep {
 
   Rewriter& rewriter() { return rewriter_; }
   const PassDef& pass() const { return pass_; }
-  // The id the next node created gets: before a visit, the first of those it may build.
-  size_t next_node_id() const { return function_.node_id_bound(); }
-  // After a visit that may have built nodes from `first_id` on: removes those a rule built and did not use (it
-  // declined after building part of its right-hand side, whether or not another rule fired then).
-  void discard_unused(size_t first_id) {
-    if (function_.node_id_bound() != first_id) discarded_ += rewriter_.discard_unused_built(first_id);
-  }
+  size_t nodes_listed() const { return function_.nodes().size(); }
+  // Removes the nodes from position `listed_before` of the order on that a visit built and did not use (a rule
+  // declined after building part of its right-hand side, whether or not another fired after it).
+  void discard_unused(size_t listed_before);
   // After `rule` fired at `node` (a call of `op` before, if `was_call`): counts it, runs the checks the options
   // ask for. False when the pass must stop (PassResult::error says why). Counting is inline, since most visits of
   // a cascade fire; the checks and the errors are not.
@@ -139,6 +97,46 @@ class Sweep {
   uint64_t discarded() const { return discarded_; }
 
  private:
+  // for_each_to_visit() without the count of visits.
+  template <VisitOrder Order, bool VisitParams, typename Visit>
+  void walk(Visit visit) {
+    const std::vector<Node*>& order = function_.nodes();  // rewrites append to it: indexed, never iterated
+    const size_t prefetched_until = seeded_ > kPrefetchDistance ? seeded_ - kPrefetchDistance : 0;
+    size_t cursor = 0;  // the seeded positions reached so far
+    for (;;) {
+      while (!worklist_.empty()) {
+        // A cascade leaves the users it queued deep in the stack, popped long after they were pushed (out of
+        // cache by then): ask for the one that pops a few visits from now.
+        const size_t pushed = worklist_.size();
+        if (pushed > kPrefetchDistance) __builtin_prefetch(worklist_[pushed - 1 - kPrefetchDistance]);
+        Node* node = worklist_.back();
+        worklist_.pop_back();
+        queued_[node->id()] = FlagByte{};
+        if (worth_visiting<VisitParams>(node) && !visit(node)) return;
+      }
+      Node* const* const nodes = order.data();
+      FlagByte* const queued = queued_.data();
+      Node* node = nullptr;
+      while (cursor < seeded_) {
+        const size_t position = Order == VisitOrder::UsersFirst ? seeded_ - 1 - cursor : cursor;
+        if (cursor < prefetched_until) {
+          __builtin_prefetch(nodes[Order == VisitOrder::UsersFirst ? position - kPrefetchDistance
+                                                                   : position + kPrefetchDistance]);
+        }
+        ++cursor;
+        Node* seeded = nodes[position];
+        FlagByte& flag = queued[seeded->id()];
+        if (!any(flag)) continue;  // a rewrite pushed it, and it was visited then
+        flag = FlagByte{};
+        if (worth_visiting<VisitParams>(seeded)) {
+          node = seeded;
+          break;
+        }
+      }
+      if (node == nullptr || !visit(node)) return;
+    }
+  }
+
   // fired(), when the matcher reported a rule the pass does not have or one rooted where PassDef::root_ops says no
   // rule is: sets the error, returns false.
   bool misreported(int rule, const Node* node, OpId op);
@@ -167,11 +165,11 @@ template <VisitOrder Order, bool VisitParams, typename Match>
 void run_sweep(Sweep& sweep, Match match) {
   // Inlined at both of the walk's calls, with the matcher in it (the compiled dispatcher is always_inline).
   sweep.for_each_to_visit<Order, VisitParams>([&sweep, &match](Node* node) __attribute__((always_inline)) {
-    const size_t first_new_id = sweep.next_node_id();
+    const size_t listed_before = sweep.nodes_listed();
     const OpId op = node->op();  // for messages: a rule may rebuild the node as another op's call
     const bool was_call = node->is_call();
     const int rule = match(sweep.rewriter(), node);
-    sweep.discard_unused(first_new_id);
+    if (sweep.nodes_listed() != listed_before) sweep.discard_unused(listed_before);
     return rule < 0 || sweep.fired(rule, node, op, was_call);
   });
 }
